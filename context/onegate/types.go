@@ -1,0 +1,70 @@
+// Package onegate is a client for OpenNebula's OneGate REST service, as a VM
+// sees it: its own VM, the VMs of its service, and writes to its own
+// USER_TEMPLATE. The wire behaviour follows shared/reference/onegate.md.
+package onegate
+
+// VM is the decoded GET /vm or GET /vms/:id document. The server sends every
+// scalar as a string; decoding turns IDs and states into ints.
+type VM struct {
+	ID       int
+	Name     string
+	State    int // 3 = ACTIVE
+	LCMState int // 3 = RUNNING
+	// UserTemplate holds the scalar USER_TEMPLATE values (ROLE_NAME,
+	// SERVICE_ID, READY, ONEGATE_K8S_*). Nested vectors are left out.
+	UserTemplate map[string]string
+	NICs         []NIC
+}
+
+// NIC is one entry of TEMPLATE.NIC (or NIC_ALIAS) as OneGate exposes it.
+type NIC struct {
+	Name    string
+	IP      string
+	IP6     string // IP6_GLOBAL, else IP6_SITE
+	MAC     string
+	Network string
+	Alias   bool
+}
+
+// Service is the decoded GET /service document in its short 6.x/7.x form
+// (5.x and extended responses decode into the same shape).
+type Service struct {
+	ID    int
+	Name  string
+	State int // 2 = RUNNING
+	Roles []Role
+}
+
+// Role is one role of a service. Nodes carry only VM IDs in the short form;
+// read a node's USER_TEMPLATE with GET /vms/:id.
+type Role struct {
+	Name        string
+	Cardinality int
+	State       int
+	Nodes       []Node
+}
+
+// Node is one VM of a role.
+type Node struct {
+	VMID int
+	// VM is set only when the response carried the VM's template (5.x, or
+	// GET /service?extended=true).
+	VM *VM
+}
+
+// Role returns the role with the given name, or nil.
+func (s *Service) Role(name string) *Role {
+	for i := range s.Roles {
+		if s.Roles[i].Name == name {
+			return &s.Roles[i]
+		}
+	}
+	return nil
+}
+
+// KV is one key to write into a USER_TEMPLATE. A slice of them keeps the
+// order of the lines sent, so requests are deterministic.
+type KV struct {
+	Key   string
+	Value string
+}
