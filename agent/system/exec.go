@@ -1,0 +1,109 @@
+// Package system holds the agent's side effects behind narrow seams: running
+// commands, reading and writing files under a configurable root, and time.
+// Phases depend on these interfaces; tests swap in the fakes of systemtest.
+package system
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strings"
+
+	vmcontext "github.com/onekube/onekube/context"
+)
+
+// Cmd is one command to run. Secrets lists values that must not leave the
+// process through logs or errors: they are masked in the command line and in
+// output folded into an error.
+type Cmd struct {
+	Name    string
+	Args    []string
+	Env     []string // added to the agent's own environment
+	Stdin   []byte
+	Secrets []vmcontext.Secret
+}
+
+// String renders the command line for logs, secrets masked.
+func (c Cmd) String() string {
+	parts := append([]string{c.Name}, c.Args...)
+	return vmcontext.Redact(strings.Join(parts, " "), c.Secrets...)
+}
+
+// Result is what a finished command produced.
+type Result struct {
+	Stdout []byte
+	Stderr []byte
+}
+
+// Exec runs commands. It is the only way the agent starts a process.
+type Exec interface {
+	Run(ctx context.Context, c Cmd) (Result, error)
+}
+
+// ExitError reports a command that ran and failed. Its message carries the
+// redacted command line and the tail of its output, so a phase error tells
+// the operator what kubeadm said without a trip to the journal.
+type ExitError struct {
+	Cmd    string // redacted
+	Code   int
+	Output string // redacted tail of stderr, else stdout
+}
+
+func (e *ExitError) Error() string {
+	if e.Output == "" {
+		return fmt.Sprintf("%s: exit status %d", e.Cmd, e.Code)
+	}
+	return fmt.Sprintf("%s: exit status %d: %s", e.Cmd, e.Code, e.Output)
+}
+
+// outputTail bounds what an error carries: enough for kubeadm's last
+// complaint, not a whole preflight report.
+const outputTail = 2048
+
+// OSExec runs real processes found on PATH.
+type OSExec struct{}
+
+var _ Exec = OSExec{}
+
+// Run starts c and waits for it; ctx cancels it.
+func (OSExec) Run(ctx context.Context, c Cmd) (Result, error) {
+	cmd := exec.CommandContext(ctx, c.Name, c.Args...)
+	if len(c.Env) > 0 {
+		cmd.Env = append(cmd.Environ(), c.Env...)
+	}
+	if c.Stdin != nil {
+		cmd.Stdin = bytes.NewReader(c.Stdin)
+	}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	res := Result{Stdout: out.Bytes(), Stderr: errb.Bytes()}
+	if err == nil {
+		return res, nil
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ctx.Err() == nil {
+		return res, &ExitError{Cmd: c.String(), Code: ee.ExitCode(), Output: Tail(res, c.Secrets...)}
+	}
+	if ctx.Err() != nil {
+		return res, fmt.Errorf("%s: %w", c.String(), ctx.Err())
+	}
+	// Not started (not on PATH, not executable): the error names the binary only.
+	return res, fmt.Errorf("%s: %w", c.Name, err)
+}
+
+// Tail returns the redacted, trimmed end of a result's output, preferring
+// stderr where tools put their diagnostics.
+func Tail(r Result, secrets ...vmcontext.Secret) string {
+	s := strings.TrimSpace(string(r.Stderr))
+	if s == "" {
+		s = strings.TrimSpace(string(r.Stdout))
+	}
+	s = vmcontext.Redact(s, secrets...)
+	if len(s) > outputTail {
+		s = "…" + s[len(s)-outputTail:]
+	}
+	return s
+}

@@ -1,0 +1,75 @@
+package system
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	vmcontext "github.com/onekube/onekube/context"
+)
+
+func TestOSExecRedactsFailures(t *testing.T) {
+	t.Parallel()
+	tok := vmcontext.NewSecret("abcdef.0123456789abcdef")
+	c := Cmd{
+		Name:    "sh",
+		Args:    []string{"-c", "echo joining with abcdef.0123456789abcdef >&2; exit 3", "--token", tok.Reveal()},
+		Secrets: []vmcontext.Secret{tok},
+	}
+	_, err := OSExec{}.Run(context.Background(), c)
+	var ee *ExitError
+	if !errors.As(err, &ee) {
+		t.Fatalf("want *ExitError, got %v", err)
+	}
+	if ee.Code != 3 {
+		t.Errorf("code = %d, want 3", ee.Code)
+	}
+	if strings.Contains(err.Error(), tok.Reveal()) {
+		t.Errorf("error leaks the token: %s", err)
+	}
+	if !strings.Contains(err.Error(), "joining with "+vmcontext.Mask) {
+		t.Errorf("error lacks the command's output: %s", err)
+	}
+}
+
+func TestOSExecOutputsAndEnv(t *testing.T) {
+	t.Parallel()
+	res, err := OSExec{}.Run(context.Background(), Cmd{
+		Name: "sh", Args: []string{"-c", "printf %s \"$ONEKUBE_X\"; cat"},
+		Env: []string{"ONEKUBE_X=env-ok "}, Stdin: []byte("stdin-ok"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(res.Stdout); got != "env-ok stdin-ok" {
+		t.Errorf("stdout = %q", got)
+	}
+}
+
+func TestOSExecNotFoundAndCancel(t *testing.T) {
+	t.Parallel()
+	_, err := OSExec{}.Run(context.Background(), Cmd{Name: "onekube-no-such-binary"})
+	if err == nil || !strings.Contains(err.Error(), "onekube-no-such-binary") {
+		t.Errorf("missing binary: err = %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	_, err = OSExec{}.Run(ctx, Cmd{Name: "sleep", Args: []string{"10"}})
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("cancelled command: err = %v, want deadline exceeded", err)
+	}
+}
+
+func TestTailBounds(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("x", 3*outputTail)
+	got := Tail(Result{Stdout: []byte(long)})
+	if len(got) > outputTail+len("…") {
+		t.Errorf("tail length %d exceeds bound", len(got))
+	}
+	if got := Tail(Result{Stdout: []byte("out"), Stderr: []byte(" err \n")}); got != "err" {
+		t.Errorf("Tail prefers stderr: got %q", got)
+	}
+}
