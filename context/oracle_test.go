@@ -15,7 +15,8 @@ import (
 )
 
 // writeOpenNebula renders vars the way oned writes context.sh: a header
-// comment, keys in byte order, KEY='value' with every ' written as '\”.
+// comment, keys in byte order, KEY='value' with each single quote escaped
+// as quote, backslash, quote, quote.
 func writeOpenNebula(vars map[string]string) []byte {
 	keys := make([]string, 0, len(vars))
 	for k := range vars {
