@@ -1,0 +1,213 @@
+package flow
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	vmcontext "github.com/onekube/onekube/context"
+)
+
+var (
+	k8sVersion = regexp.MustCompile(`^v?[0-9]+\.[0-9]+(\.[0-9]+)?$`)
+	roleWord   = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
+)
+
+var (
+	shutdownActions = []string{"terminate", "terminate-hard", "shutdown", "shutdown-hard"}
+	deployments     = []string{"none", "straight"}
+	policyTypes     = []string{"CHANGE", "CARDINALITY", "PERCENTAGE_CHANGE"}
+)
+
+// CheckSpec checks a cluster spec (defaults applied first) and returns its
+// problems sorted; Render refuses a spec with errors.
+func CheckSpec(s Spec) []Problem {
+	applyDefaults(&s)
+	var ps problems
+	if strings.TrimSpace(s.Metadata.Name) == "" {
+		ps.errorf("metadata.name", "the cluster needs a name")
+	}
+	checkKubernetes(&ps, s)
+	checkNetwork(&ps, s.Network)
+	checkRole(&ps, RoleMaster, s.Master)
+	checkRole(&ps, RoleWorker, s.Worker)
+	if n := s.Master.count(); n%2 == 0 {
+		ps.errorf("master.count", "%d masters: etcd needs an odd number of members for quorum (1, 3 or 5)", n)
+	}
+	checkSpecInputs(&ps, s)
+	if !slices.Contains(deployments, s.Service.Deployment) {
+		ps.errorf("service.deployment", "%q: want one of %s", s.Service.Deployment, strings.Join(deployments, ", "))
+	}
+	if a := s.Service.ShutdownAction; a != "" && !slices.Contains(shutdownActions, a) {
+		ps.errorf("service.shutdownAction", "%q: want one of %s", a, strings.Join(shutdownActions, ", "))
+	}
+	if !*s.Service.ReadyStatusGate && s.Service.Deployment == "straight" {
+		ps.warnf("service.readyStatusGate", "without the ready status gate, workers start as soon as the master VM boots, before Kubernetes is up, and must wait for it")
+	}
+	return ps.sorted()
+}
+
+func checkKubernetes(ps *problems, s Spec) {
+	k := s.Kubernetes
+	if k.Version != "" && !k8sVersion.MatchString(k.Version) {
+		ps.errorf("kubernetes.version", "%q: want MAJOR.MINOR or MAJOR.MINOR.PATCH, e.g. 1.31 or v1.31.2", k.Version)
+	}
+	if k.Port < 1 || k.Port > 65535 {
+		ps.errorf("kubernetes.port", "%d is not a TCP port", k.Port)
+	}
+	if !slices.Contains(vmcontext.CNIPlugins, k.CNI) {
+		ps.errorf("kubernetes.cni", "%q: want one of %s", k.CNI, strings.Join(vmcontext.CNIPlugins, ", "))
+	}
+	if d, err := time.ParseDuration(k.TokenTTL); err != nil || d <= 0 {
+		ps.errorf("kubernetes.tokenTTL", "%q: want a positive Go duration, e.g. 24h", k.TokenTTL)
+	}
+	var ranges []namedPrefix
+	for _, c := range []struct{ path, what, cidr string }{
+		{"kubernetes.podsNetwork", "pod network", k.PodsNetwork},
+		{"kubernetes.servicesNetwork", "service network", k.ServicesNetwork},
+		{"network.cidr", "node network", s.Network.CIDR},
+	} {
+		if c.cidr == "" {
+			continue
+		}
+		p, err := parseCIDR(c.cidr)
+		if err != nil {
+			ps.errorf(c.path, "%v", err)
+			continue
+		}
+		ranges = append(ranges, namedPrefix{c.path, c.what, p})
+	}
+	checkOverlaps(ps, ranges)
+	if k.Address != "" {
+		checkAddress(ps, "kubernetes.address", k.Address, ranges[:min(2, len(ranges))])
+	}
+}
+
+func checkNetwork(ps *problems, n Network) {
+	if !roleWord.MatchString(n.Name) {
+		ps.errorf("network.name", "%q: a OneFlow network name may hold only letters, digits and _", n.Name)
+	}
+	if n.ID != nil && *n.ID < 0 {
+		ps.errorf("network.id", "%d is not a virtual network ID", *n.ID)
+	}
+	if strings.Contains(n.Description, "|") {
+		ps.errorf("network.description", "must not contain |, the field separator")
+	}
+}
+
+func checkRole(ps *problems, name string, r Role) {
+	n, lo, hi := r.count(), r.MinVMs(name), r.MaxVMs(name)
+	switch {
+	case n < 0:
+		ps.errorf(name+".count", "%d VMs: want 0 or more", n)
+	case lo < 0:
+		ps.errorf(name+".min", "%d: want 0 or more", lo)
+	case lo > n:
+		ps.errorf(name+".min", "min %d is above the count %d", lo, n)
+	case n > hi:
+		ps.errorf(name+".max", "max %d is below the count %d", hi, n)
+	}
+	if r.TemplateID != nil && *r.TemplateID < 0 {
+		ps.errorf(name+".templateID", "%d is not a VM template ID", *r.TemplateID)
+	}
+	if r.TemplateID == nil && r.TemplateName == "" {
+		ps.errorf(name+".templateName", "needs a name to register the VM template under")
+	}
+	if r.CPU <= 0 {
+		ps.errorf(name+".cpu", "%g: want more than 0", r.CPU)
+	}
+	if r.VCPU < 1 {
+		ps.errorf(name+".vcpu", "%d: want 1 or more", r.VCPU)
+	}
+	if r.MemoryMB < 1 {
+		ps.errorf(name+".memoryMB", "%d: want 1 or more", r.MemoryMB)
+	}
+	if name == RoleMaster && r.MemoryMB < 1700 {
+		ps.warnf(name+".memoryMB", "%d MB is below kubeadm's control-plane minimum (1700 MB): kubeadm init fails its preflight checks", r.MemoryMB)
+	}
+	if name == RoleMaster && r.VCPU < 2 {
+		ps.warnf(name+".vcpu", "%d VCPU is below kubeadm's control-plane minimum (2): kubeadm init fails its preflight checks", r.VCPU)
+	}
+	if r.Disk.Image != "" && r.Disk.ImageID != nil {
+		ps.errorf(name+".disk", "set image or imageID, not both")
+	}
+	if r.Disk.ImageID != nil && *r.Disk.ImageID < 0 {
+		ps.errorf(name+".disk.imageID", "%d is not an image ID", *r.Disk.ImageID)
+	}
+	if r.Disk.SizeMB < 0 {
+		ps.errorf(name+".disk.sizeMB", "%d: want 0 (image size) or more", r.Disk.SizeMB)
+	}
+	if r.Cooldown != nil && *r.Cooldown < 0 {
+		ps.errorf(name+".cooldown", "%d: want 0 or more seconds", *r.Cooldown)
+	}
+	if a := r.ShutdownAction; a != "" && !slices.Contains(shutdownActions, a) {
+		ps.errorf(name+".shutdownAction", "%q: want one of %s", a, strings.Join(shutdownActions, ", "))
+	}
+	for i, p := range r.ElasticityPolicies {
+		checkSpecPolicy(ps, fmt.Sprintf("%s.elasticityPolicies[%d]", name, i), p.Type, p.MinAdjustStep,
+			[]*int{p.PeriodNumber, p.Period, p.Cooldown})
+		if err := CheckExpression(p.Expression); err != nil {
+			ps.errorf(fmt.Sprintf("%s.elasticityPolicies[%d].expression", name, i), "%v", err)
+		}
+	}
+	for i, p := range r.ScheduledPolicies {
+		path := fmt.Sprintf("%s.scheduledPolicies[%d]", name, i)
+		checkSpecPolicy(ps, path, p.Type, p.MinAdjustStep, nil)
+		switch {
+		case (p.StartTime == "") == (p.Recurrence == ""):
+			ps.errorf(path, "set exactly one of startTime and recurrence")
+		case p.Recurrence != "":
+			if err := CheckRecurrence(p.Recurrence); err != nil {
+				ps.errorf(path+".recurrence", "%v", err)
+			}
+		default:
+			if err := checkStartTime(p.StartTime); err != nil {
+				ps.warnf(path+".startTime", "%v", err)
+			}
+		}
+	}
+}
+
+func checkSpecPolicy(ps *problems, path, typ string, step *int, nonNeg []*int) {
+	if !slices.Contains(policyTypes, typ) {
+		ps.errorf(path+".type", "%q: want one of %s", typ, strings.Join(policyTypes, ", "))
+	}
+	if step != nil && *step < 1 {
+		ps.errorf(path+".minAdjustStep", "%d: want 1 or more", *step)
+	}
+	for _, v := range nonNeg {
+		if v != nil && *v < 0 {
+			ps.errorf(path, "periods and cooldowns must be 0 or more")
+		}
+	}
+}
+
+func checkSpecInputs(ps *problems, s Spec) {
+	seen := map[string]bool{}
+	for i, u := range s.UserInputs {
+		path := fmt.Sprintf("userInputs[%d]", i)
+		switch {
+		case builtinInput(u.Name) || u.Name == vmcontext.KeyMasterRole || u.Name == vmcontext.KeyContract:
+			ps.errorf(path+".name", "%q is a built-in input; set it through its own spec field", u.Name)
+		case seen[u.Name]:
+			ps.errorf(path+".name", "%q is declared twice", u.Name)
+		case u.Name == s.Network.Name:
+			ps.errorf(path+".name", "%q is also the network input's name", u.Name)
+		}
+		seen[u.Name] = true
+		ws, err := u.check()
+		if err != nil {
+			ps.errorf(path, "%v", err)
+		}
+		for _, w := range ws {
+			ps.warnf(path, "%s", w)
+		}
+	}
+	for _, u := range UserInputs(s) {
+		if builtinInput(u.Name) && strings.Contains(u.Default, "|") {
+			ps.errorf("kubernetes", "the default of %s must not contain |, the field separator", u.Name)
+		}
+	}
+}

@@ -1,0 +1,137 @@
+package flow
+
+import vmcontext "github.com/onekube/onekube/context"
+
+// Defaults that context/keys.go does not own: sizes, names, service shape.
+const (
+	DefaultName        = "kubernetes"
+	DefaultNetworkName = "Private"
+	DefaultNetworkDesc = "Kubernetes nodes network"
+	DefaultImage       = "onekube"
+	DefaultDeployment  = "straight"
+	DefaultMasters     = 1
+	DefaultWorkers     = 2
+	// DefaultWorkersMax is the worker role's max_vms unless the count is
+	// already higher.
+	DefaultWorkersMax = 10
+	// UnsetTemplateID is what render writes for a role without a VM
+	// template: OneFlow accepts it, deploy fails loudly instead of booting
+	// whatever template 0 happens to be.
+	UnsetTemplateID = -1
+)
+
+// Role sizes. The legacy appliance gave the master 1.5 GB, below kubeadm's
+// control-plane preflight minimum (1700 MB), so the master gets 2 GB.
+var (
+	defaultMasterSize = Role{CPU: 1, VCPU: 2, MemoryMB: 2048}
+	defaultWorkerSize = Role{CPU: 2, VCPU: 6, MemoryMB: 6144}
+)
+
+// DefaultSpec is the built-in cluster: one master, two workers (1 to 10),
+// flannel, the legacy appliance's networks and port.
+func DefaultSpec() Spec {
+	s := Spec{APIVersion: APIVersion, Kind: Kind}
+	applyDefaults(&s)
+	return s
+}
+
+// applyDefaults fills every unset field; it is idempotent and the only place
+// defaults are decided (the derived elasticity bounds aside, see MinVMs).
+func applyDefaults(s *Spec) {
+	if s.Metadata.Name == "" {
+		s.Metadata.Name = DefaultName
+	}
+	k := &s.Kubernetes
+	if k.Port == 0 {
+		k.Port = vmcontext.DefaultPort
+	}
+	if k.PodsNetwork == "" {
+		k.PodsNetwork = vmcontext.DefaultPodsNetwork
+	}
+	if k.ServicesNetwork == "" {
+		k.ServicesNetwork = vmcontext.DefaultServicesNet
+	}
+	if k.CNI == "" {
+		k.CNI = vmcontext.DefaultCNI
+	}
+	if k.TokenTTL == "" {
+		k.TokenTTL = vmcontext.DefaultTokenTTL
+	}
+	if s.Network.Name == "" {
+		s.Network.Name = DefaultNetworkName
+	}
+	if s.Network.Description == "" {
+		s.Network.Description = DefaultNetworkDesc
+	}
+	roleDefaults(&s.Master, s.Metadata.Name, RoleMaster, DefaultMasters, defaultMasterSize)
+	roleDefaults(&s.Worker, s.Metadata.Name, RoleWorker, DefaultWorkers, defaultWorkerSize)
+	if s.Service.Deployment == "" {
+		s.Service.Deployment = DefaultDeployment
+	}
+	if s.Service.ReadyStatusGate == nil {
+		s.Service.ReadyStatusGate = ptr(true)
+	}
+}
+
+func roleDefaults(r *Role, cluster, role string, count int, size Role) {
+	if r.Count == nil {
+		r.Count = ptr(count)
+	}
+	if r.TemplateName == "" {
+		r.TemplateName = cluster + "-" + role
+	}
+	if r.CPU == 0 {
+		r.CPU = size.CPU
+	}
+	if r.VCPU == 0 {
+		r.VCPU = size.VCPU
+	}
+	if r.MemoryMB == 0 {
+		r.MemoryMB = size.MemoryMB
+	}
+	if r.Disk.Image == "" && r.Disk.ImageID == nil {
+		r.Disk.Image = DefaultImage
+	}
+}
+
+// count returns the role's cardinality (0 when unset, before defaults).
+func (r Role) count() int {
+	if r.Count == nil {
+		return 0
+	}
+	return *r.Count
+}
+
+// MinVMs is the role's min_vms: Min, else the count for the master (masters
+// are not scaled by OneFlow) and 1 for workers (0 if the count is 0).
+func (r Role) MinVMs(role string) int {
+	switch {
+	case r.Min != nil:
+		return *r.Min
+	case role == RoleMaster:
+		return r.count()
+	}
+	return min(1, r.count())
+}
+
+// MaxVMs is the role's max_vms: Max, else the count for the master and the
+// larger of DefaultWorkersMax and the count for workers.
+func (r Role) MaxVMs(role string) int {
+	switch {
+	case r.Max != nil:
+		return *r.Max
+	case role == RoleMaster:
+		return r.count()
+	}
+	return max(DefaultWorkersMax, r.count())
+}
+
+// TaintedMaster reports the default of ONEAPP_K8S_TAINTED_MASTER.
+func (s Spec) TaintedMaster() bool {
+	if s.Kubernetes.TaintedMaster != nil {
+		return *s.Kubernetes.TaintedMaster
+	}
+	return s.Worker.count() > 0
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,100 @@
+package flow
+
+import (
+	"strconv"
+	"strings"
+
+	vmcontext "github.com/onekube/onekube/context"
+)
+
+// RenderVMTemplate renders the OpenNebula VM template of role (RoleMaster or
+// RoleWorker) in template syntax, for onetemplate create or
+// one.template.allocate.
+//
+// CONTEXT passes every input as "$NAME" (OneFlow 6 needs that; 7 writes the
+// same itself) and never sets REPORT_READY: one-context would report READY at
+// boot, releasing the workers long before kubeadm init is done. The agent
+// reports READY itself.
+func RenderVMTemplate(spec Spec, role string) (string, error) {
+	applyDefaults(&spec)
+	r, err := spec.Role(role)
+	if err != nil {
+		return "", err
+	}
+	if err := specError(spec); err != nil {
+		return "", err
+	}
+	inputs := UserInputs(spec)
+	t := oneTemplate{
+		pair("NAME", r.TemplateName),
+		pair("DESCRIPTION", "Kubernetes "+role+" of the onekube cluster "+spec.Metadata.Name+" (kubeadm, OneFlow)"),
+		pair("CPU", formatCPU(r.CPU)),
+		pair("VCPU", strconv.Itoa(r.VCPU)),
+		pair("MEMORY", strconv.Itoa(r.MemoryMB)),
+		diskAttr(r.Disk),
+		nicAttr(spec.Network),
+		vector("GRAPHICS", pair("LISTEN", "0.0.0.0"), pair("TYPE", "VNC")),
+		contextAttr(inputs),
+		userInputsAttr(inputs),
+		pair("INPUTS_ORDER", inputsOrder(inputs)),
+	}
+	return t.text()
+}
+
+func diskAttr(d Disk) oneAttr {
+	var as []oneAttr
+	if d.ImageID != nil {
+		as = append(as, pair("IMAGE_ID", strconv.Itoa(*d.ImageID)))
+	} else {
+		as = append(as, pair("IMAGE", d.Image))
+		if d.ImageUname != "" {
+			as = append(as, pair("IMAGE_UNAME", d.ImageUname))
+		}
+	}
+	if d.SizeMB > 0 {
+		as = append(as, pair("SIZE", strconv.Itoa(d.SizeMB)))
+	}
+	return vector("DISK", as...)
+}
+
+// nicAttr is the VM template's own NIC. OneFlow replaces it with the role's
+// NIC ($Network); on its own the template uses the spec's network, or lets
+// the scheduler pick one (NETWORK_MODE auto) rather than carry a placeholder.
+func nicAttr(n Network) oneAttr {
+	if n.ID != nil {
+		return vector("NIC", pair("NAME", "NIC0"), pair("NETWORK_ID", strconv.Itoa(*n.ID)))
+	}
+	return vector("NIC", pair("NAME", "NIC0"), pair("NETWORK_MODE", "auto"))
+}
+
+func contextAttr(inputs []UserInput) oneAttr {
+	as := []oneAttr{
+		pair("NETWORK", "YES"),
+		pair("TOKEN", "YES"),
+		pair("SSH_PUBLIC_KEY", "$USER[SSH_PUBLIC_KEY]"),
+		pair(vmcontext.KeyContract, strconv.Itoa(vmcontext.ContractVersion)),
+		pair(vmcontext.KeyServiceID, "$"+vmcontext.KeyServiceID),
+		pair(vmcontext.KeyRoleName, "$"+vmcontext.KeyRoleName),
+		pair(vmcontext.KeyMasterRole, "$"+vmcontext.KeyMasterRole),
+	}
+	for _, u := range inputs {
+		as = append(as, pair(u.Name, "$"+u.Name))
+	}
+	return vector("CONTEXT", as...)
+}
+
+func userInputsAttr(inputs []UserInput) oneAttr {
+	as := make([]oneAttr, 0, len(inputs))
+	for _, u := range inputs {
+		as = append(as, pair(u.Name, u.String()))
+	}
+	return vector("USER_INPUTS", as...)
+}
+
+func inputsOrder(inputs []UserInput) string {
+	names := make([]string, 0, len(inputs))
+	for _, u := range inputs {
+		names = append(names, u.Name)
+	}
+	return strings.Join(names, ",")
+}
