@@ -1,0 +1,85 @@
+package kubeadm
+
+import (
+	"bytes"
+	"fmt"
+	"net/netip"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	bootstraptokenv1 "k8s.io/kubernetes/cmd/kubeadm/app/apis/bootstraptoken/v1"
+	"sigs.k8s.io/yaml"
+
+	vmcontext "github.com/onekube/onekube/context"
+)
+
+// Bootstrap token settings. They equal kubeadm's defaults but are written out
+// so the config says what the token may do; the group is the one kubeadm's
+// RBAC rules grant node bootstrapping to.
+const (
+	tokenDescription = "onekube: joins nodes to this cluster"
+	tokenGroup       = "system:bootstrappers:kubeadm:default-node-token"
+)
+
+var tokenUsages = []string{"signing", "authentication"}
+
+// kubelet flag pinning the node's address; without it a multi-NIC VM may
+// register the wrong interface.
+const nodeIPArg = "node-ip"
+
+// bootstrapToken builds the one token init creates. The token was checked
+// already, so the conversion cannot fail.
+func bootstrapToken(tok vmcontext.Secret, ttl time.Duration) bootstraptokenv1.BootstrapToken {
+	bts, err := bootstraptokenv1.NewBootstrapTokenString(tok.Reveal())
+	if err != nil {
+		panic(fmt.Sprintf("kubeadm: checked token rejected by kubeadm's parser: %v", err))
+	}
+	return bootstraptokenv1.BootstrapToken{
+		Token:       bts,
+		Description: tokenDescription,
+		TTL:         &metav1.Duration{Duration: ttl},
+		Usages:      tokenUsages,
+		Groups:      []string{tokenGroup},
+	}
+}
+
+// marshalDocs renders each value as a YAML document and joins them with
+// "---". sigs.k8s.io/yaml goes through the types' JSON tags, so omitempty
+// fields the caller did not set stay out of the file: a kubeadm older than
+// these types never meets a field it does not know (its decoding is strict).
+func marshalDocs(docs ...any) ([]byte, error) {
+	var b bytes.Buffer
+	for i, d := range docs {
+		out, err := yaml.Marshal(d)
+		if err != nil {
+			return nil, fmt.Errorf("marshalling %T: %w", d, err)
+		}
+		if i > 0 {
+			b.WriteString("---\n")
+		}
+		b.Write(out)
+	}
+	return b.Bytes(), nil
+}
+
+// prefixString renders an optional prefix; zero means "leave kubeadm's default".
+func prefixString(p netip.Prefix) string {
+	if !p.IsValid() {
+		return ""
+	}
+	return p.String()
+}
+
+// int32Port converts a checked port.
+func int32Port(p int) int32 { return int32(p) } //nolint:gosec // checked by checkPort
+
+// taints maps the taint choice: nil lets kubeadm apply its control-plane
+// taint (it renders as "taints: null", which kubeadm reads as unset; the field
+// has no omitempty); an empty slice asks for no taints at all.
+func taints(keep bool) []corev1.Taint {
+	if keep {
+		return nil
+	}
+	return []corev1.Taint{}
+}

@@ -1,0 +1,74 @@
+package kubeadm
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/onekube/onekube/agent/system"
+	vmcontext "github.com/onekube/onekube/context"
+)
+
+// Runner runs the kubeadm binary through the agent's Exec seam. Every method
+// hands kubeadm a config file or fixed flags, never a secret on the command
+// line; secrets the caller passes are still masked in any output folded into
+// an error, because kubeadm may echo config values back.
+type Runner struct {
+	Exec   system.Exec
+	Binary string // "" means "kubeadm" found on PATH
+}
+
+func (r Runner) binary() string {
+	if r.Binary == "" {
+		return "kubeadm"
+	}
+	return r.Binary
+}
+
+func (r Runner) run(ctx context.Context, secrets []vmcontext.Secret, args ...string) (system.Result, error) {
+	if r.Exec == nil {
+		return system.Result{}, fmt.Errorf("running kubeadm %s: no Exec configured", args[0])
+	}
+	// The Exec error already names the redacted command line and kubeadm's
+	// last words; wrapping it again would only repeat them.
+	return r.Exec.Run(ctx, system.Cmd{Name: r.binary(), Args: args, Secrets: secrets})
+}
+
+// Init runs `kubeadm init --config configPath --skip-token-print`: the token
+// is known from the config, so kubeadm need not print it to the journal.
+// secrets are the values inside the config (token, certificate key).
+func (r Runner) Init(ctx context.Context, configPath string, secrets ...vmcontext.Secret) error {
+	_, err := r.run(ctx, secrets, "init", "--config", configPath, "--skip-token-print")
+	return err
+}
+
+// Join runs `kubeadm join --config configPath`.
+func (r Runner) Join(ctx context.Context, configPath string, secrets ...vmcontext.Secret) error {
+	_, err := r.run(ctx, secrets, "join", "--config", configPath)
+	return err
+}
+
+// Reset runs `kubeadm reset -f`, undoing a failed init or join so it can be
+// retried (kubeadm's preflight refuses a node with leftovers).
+func (r Runner) Reset(ctx context.Context) error {
+	_, err := r.run(ctx, nil, "reset", "-f")
+	return err
+}
+
+// Version runs `kubeadm version -o short` and returns its release, e.g.
+// "v1.36.3", after checking it is one: an unstamped build prints
+// "v0.0.0-master+$Format:%H$", which must not become a kubernetesVersion.
+func (r Runner) Version(ctx context.Context) (string, error) {
+	res, err := r.run(ctx, nil, "version", "-o", "short")
+	if err != nil {
+		return "", err
+	}
+	out := strings.TrimSpace(string(res.Stdout))
+	if _, err := checkKubernetesVersion(out); err != nil {
+		return "", fmt.Errorf("reading kubeadm version: %w", err)
+	}
+	if !strings.HasPrefix(out, "v") {
+		out = "v" + out
+	}
+	return out, nil
+}
