@@ -17,7 +17,7 @@ type oneAttr struct {
 // one.template.allocate read), kept as ordered attributes.
 type oneTemplate []oneAttr
 
-func pair(k, v string) oneAttr              { return oneAttr{Key: k, Value: v} }
+func pair(k, v string) oneAttr               { return oneAttr{Key: k, Value: v} }
 func vector(k string, as ...oneAttr) oneAttr { return oneAttr{Key: k, Vector: as} }
 
 // text renders the template, one attribute per line, vectors indented.

@@ -29,7 +29,7 @@ type Spec struct {
 	Worker     Role       `json:"worker"`
 	// UserInputs are extra inputs, appended after the built-in ones; they
 	// reach every VM's CONTEXT like the built-in ones.
-	UserInputs []UserInput     `json:"userInputs,omitempty"`
+	UserInputs []UserInput    `json:"userInputs,omitempty"`
 	Service    ServiceOptions `json:"service"`
 }
 
@@ -81,8 +81,8 @@ type Role struct {
 	Max *int `json:"max,omitempty"`
 	// TemplateID is an existing VM template; unset means create registers
 	// one (named TemplateName) and render writes -1.
-	TemplateID   *int   `json:"templateID,omitempty"`
-	TemplateName string `json:"templateName,omitempty"`
+	TemplateID   *int    `json:"templateID,omitempty"`
+	TemplateName string  `json:"templateName,omitempty"`
 	CPU          float64 `json:"cpu,omitempty"`
 	VCPU         int     `json:"vcpu,omitempty"`
 	MemoryMB     int     `json:"memoryMB,omitempty"`
