@@ -52,3 +52,25 @@ $(KUBEADM):
 
 clean:
 	rm -rf $(BIN) dist
+
+# --- packaging/ and appliance/ -------------------------------------------------
+# nfpm and the HCL parser live in packaging/tools/go.mod, away from the main
+# module. The tests install their own apt packages (debootstrap, rpm, ...) and
+# cache the Debian root under ONEKUBE_CACHE (default ~/.cache/onekube).
+
+.PHONY: package-test appliance-check marketplace appliance-image
+
+package: build ## deb and rpm of both binaries, unit, config and docs into dist/
+	GO='$(GO)' ONEKUBE_BIN='$(BIN)' packaging/package.sh
+
+package-test: package ## check the packages, install the .deb in a debootstrap root, systemd-analyze verify
+	packaging/test.sh
+
+appliance-check: ## appliance: shellcheck, Packer recipe validation, install steps in a debootstrap root
+	GO='$(GO)' appliance/check.sh
+
+marketplace: ## regenerate appliance/marketplace/*.yaml from flow/ (the drift test fails until you do)
+	$(GO) test ./appliance/marketplace/... -run Golden -update
+
+appliance-image: package ## build the appliance qcow2 for real with Packer (needs KVM and the internet)
+	appliance/build.sh

@@ -1,0 +1,13 @@
+#!/bin/sh
+# On removal (not on upgrade) drop the unit's enablement symlinks, so no
+# dangling wants/ link stays behind. dpkg passes "remove", rpm passes 0.
+# systemctl edits the links offline too (chroots, image builds).
+set -e
+case "$1" in
+remove | 0)
+	if command -v systemctl >/dev/null 2>&1; then
+		systemctl disable onekube-bootstrap.service || true
+	fi
+	;;
+esac
+exit 0
