@@ -1,0 +1,63 @@
+package agent
+
+import (
+	"log/slog"
+
+	"github.com/onekube/onekube/agent/state"
+	"github.com/onekube/onekube/agent/system"
+)
+
+// Data is what phases see: the resolved inputs, the facts earlier phases
+// learned, the persisted state and the side-effect seams. It deliberately
+// leaves out the runner, the reporter and the CLI options a phase has no
+// business with.
+type Data interface {
+	Config() *Config
+	Node() *Node
+	// Master is the join data wait-master found (workers only).
+	Master() *Master
+	State() *state.State
+	// SaveState persists the state now, e.g. before a command whose
+	// interruption a rerun must notice.
+	SaveState() error
+	Settings() *Tunables
+
+	OneGate() OneGate
+	Kubeadm() Kubeadm
+	Exec() system.Exec
+	Root() system.Root
+	Clock() system.Clock
+	Log() *slog.Logger
+}
+
+// bootData is the one implementation of Data.
+type bootData struct {
+	cfg    Config
+	node   Node
+	master Master
+	st     *state.State
+	tun    Tunables
+
+	og    OneGate
+	kadm  Kubeadm
+	save  func() error
+	exec  system.Exec
+	root  system.Root
+	clock system.Clock
+	log   *slog.Logger
+}
+
+var _ Data = (*bootData)(nil)
+
+func (d *bootData) Config() *Config     { return &d.cfg }
+func (d *bootData) Node() *Node         { return &d.node }
+func (d *bootData) Master() *Master     { return &d.master }
+func (d *bootData) State() *state.State { return d.st }
+func (d *bootData) Settings() *Tunables { return &d.tun }
+func (d *bootData) OneGate() OneGate    { return d.og }
+func (d *bootData) Kubeadm() Kubeadm    { return d.kadm }
+func (d *bootData) SaveState() error    { return d.save() }
+func (d *bootData) Exec() system.Exec   { return d.exec }
+func (d *bootData) Root() system.Root   { return d.root }
+func (d *bootData) Clock() system.Clock { return d.clock }
+func (d *bootData) Log() *slog.Logger   { return d.log }

@@ -1,0 +1,44 @@
+package agent
+
+import "errors"
+
+// Sentinel errors. Phases wrap them with %w; the CLI and tests match them
+// with errors.Is.
+var (
+	// ErrUnauthorized means OneGate rejected this VM's token (HTTP 401):
+	// retrying cannot help, so every wait stops at once.
+	ErrUnauthorized = errors.New("OneGate rejected this VM's token")
+	// ErrMasterTimeout means no master published usable join data before
+	// the --master-timeout deadline.
+	ErrMasterTimeout = errors.New("timed out waiting for the master")
+	// ErrNotInService means this VM has no ROLE_NAME or SERVICE_ID: it was
+	// not instantiated by OneFlow.
+	ErrNotInService = errors.New("this VM is not part of a OneFlow service")
+	// ErrControlPlaneJoin is returned by a master-role VM that is not the
+	// initial master, until HA control planes are supported.
+	ErrControlPlaneJoin = errors.New("joining additional control-plane nodes is not supported yet")
+	// ErrNoCNIManifest means the image does not carry the chosen CNI.
+	ErrNoCNIManifest = errors.New("CNI manifest not found")
+)
+
+// retryableError marks an error of a OneGate call that may succeed later
+// (5xx, timeouts, connection refused). The OneGate adapter wraps errors in
+// it; waits retry only these.
+type retryableError struct{ err error }
+
+func (e retryableError) Error() string { return e.err.Error() }
+func (e retryableError) Unwrap() error { return e.err }
+
+// Retryable marks err as transient.
+func Retryable(err error) error {
+	if err == nil {
+		return nil
+	}
+	return retryableError{err}
+}
+
+// IsRetryable reports whether err was marked transient.
+func IsRetryable(err error) bool {
+	var r retryableError
+	return errors.As(err, &r)
+}

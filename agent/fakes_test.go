@@ -1,0 +1,387 @@
+package agent
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/big"
+	"net/netip"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/onekube/onekube/agent/kubeadm"
+	"github.com/onekube/onekube/agent/system"
+	"github.com/onekube/onekube/agent/system/systemtest"
+	vmcontext "github.com/onekube/onekube/context"
+	"github.com/onekube/onekube/context/onegate"
+)
+
+// fakeOneGate is an in-memory OneGate for one VM of a service.
+type fakeOneGate struct {
+	mu      sync.Mutex
+	self    int
+	vms     map[int]*onegate.VM
+	service onegate.Service
+	updates [][]onegate.KV
+	erased  []string
+	calls   map[string]int
+	// fail, when set, may fail a call (op is "GetVM", "GetVMByID",
+	// "GetService", "UpdateVM", "EraseVMKey"; n counts calls of op from 1).
+	fail func(op string, n int) error
+	// beforeGetVMByID may change the VMs, e.g. make the master ready
+	// after some polls.
+	beforeGetVMByID func(f *fakeOneGate, id, n int)
+}
+
+var _ OneGate = (*fakeOneGate)(nil)
+
+func (f *fakeOneGate) call(op string) error {
+	if f.calls == nil {
+		f.calls = map[string]int{}
+	}
+	f.calls[op]++
+	if f.fail != nil {
+		return f.fail(op, f.calls[op])
+	}
+	return nil
+}
+
+func (f *fakeOneGate) copyVM(id int) (*onegate.VM, error) {
+	vm, ok := f.vms[id]
+	if !ok {
+		return nil, fmt.Errorf("VM %d not found", id)
+	}
+	c := *vm
+	c.UserTemplate = map[string]string{}
+	for k, v := range vm.UserTemplate {
+		c.UserTemplate[k] = v
+	}
+	return &c, nil
+}
+
+func (f *fakeOneGate) GetVM(context.Context) (*onegate.VM, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.call("GetVM"); err != nil {
+		return nil, err
+	}
+	return f.copyVM(f.self)
+}
+
+func (f *fakeOneGate) GetVMByID(_ context.Context, id int) (*onegate.VM, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.call("GetVMByID"); err != nil {
+		return nil, err
+	}
+	if f.beforeGetVMByID != nil {
+		f.beforeGetVMByID(f, id, f.calls["GetVMByID"])
+	}
+	return f.copyVM(id)
+}
+
+func (f *fakeOneGate) GetService(context.Context) (*onegate.Service, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.call("GetService"); err != nil {
+		return nil, err
+	}
+	s := f.service
+	return &s, nil
+}
+
+func (f *fakeOneGate) UpdateVM(_ context.Context, kvs ...onegate.KV) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.call("UpdateVM"); err != nil {
+		return err
+	}
+	f.updates = append(f.updates, kvs)
+	for _, kv := range kvs {
+		f.vms[f.self].UserTemplate[kv.Key] = kv.Value
+	}
+	return nil
+}
+
+func (f *fakeOneGate) EraseVMKey(_ context.Context, key string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.call("EraseVMKey"); err != nil {
+		return err
+	}
+	f.erased = append(f.erased, key)
+	delete(f.vms[f.self].UserTemplate, key)
+	return nil
+}
+
+// ut returns a VM's user template value.
+func (f *fakeOneGate) ut(id int, key string) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.vms[id].UserTemplate[key]
+}
+
+// readyUpdates returns the updates that carried READY.
+func (f *fakeOneGate) readyUpdates() [][]onegate.KV {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out [][]onegate.KV
+	for _, u := range f.updates {
+		for _, kv := range u {
+			if kv.Key == vmcontext.KeyReady {
+				out = append(out, u)
+			}
+		}
+	}
+	return out
+}
+
+// newService builds a fake service of one master role and one worker role;
+// self is the VM the agent runs as.
+func newService(self int, masters, workers []int) *fakeOneGate {
+	f := &fakeOneGate{self: self, vms: map[int]*onegate.VM{}}
+	f.service = onegate.Service{ID: 7, Name: "k8s", State: 2}
+	add := func(role string, ids []int) {
+		r := onegate.Role{Name: role, Cardinality: len(ids), State: 2}
+		for _, id := range ids {
+			r.Nodes = append(r.Nodes, onegate.Node{VMID: id})
+			f.vms[id] = &onegate.VM{ID: id, Name: fmt.Sprintf("%s_%d", role, id), State: 3, LCMState: 3,
+				UserTemplate: map[string]string{vmcontext.KeyRoleName: role, vmcontext.KeyServiceID: "7"}}
+		}
+		f.service.Roles = append(f.service.Roles, r)
+	}
+	add("master", masters)
+	add("worker", workers)
+	return f
+}
+
+// publishMasterData makes VM id look like a master that finished.
+func (f *fakeOneGate) publishMasterData(id int, token, hash string) {
+	ut := f.vms[id].UserTemplate
+	ut[vmcontext.KeyPubMaster] = "10.0.0.10"
+	ut[vmcontext.KeyPubPort] = "6443"
+	ut[vmcontext.KeyPubToken] = token
+	ut[vmcontext.KeyPubHash] = hash
+	ut[vmcontext.KeyReady] = "YES"
+}
+
+// fakeKubeadm records calls; Init writes a real CA and admin.conf under
+// the root, as kubeadm does.
+type fakeKubeadm struct {
+	mu      sync.Mutex
+	root    system.Root
+	calls   []string
+	configs map[string]string // last config read per command
+	version string
+	initErr error
+	joinErr []error // consumed per call
+	caPEM   []byte
+}
+
+var _ Kubeadm = (*fakeKubeadm)(nil)
+
+func (k *fakeKubeadm) record(c string, path string) error {
+	k.calls = append(k.calls, c)
+	if path == "" {
+		return nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("kubeadm %s: reading --config: %w", c, err)
+	}
+	if k.configs == nil {
+		k.configs = map[string]string{}
+	}
+	k.configs[c] = string(b)
+	return nil
+}
+
+func (k *fakeKubeadm) Init(_ context.Context, path string) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if err := k.record("init", path); err != nil {
+		return err
+	}
+	if k.initErr != nil {
+		return k.initErr
+	}
+	if err := k.root.WriteFile(CACertFile, k.caPEM, 0o644); err != nil {
+		return err
+	}
+	return k.root.WriteFile(AdminConfFile, []byte("apiVersion: v1\nkind: Config\n"), 0o600)
+}
+
+func (k *fakeKubeadm) Join(_ context.Context, path string) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if err := k.record("join", path); err != nil {
+		return err
+	}
+	if len(k.joinErr) > 0 {
+		err := k.joinErr[0]
+		k.joinErr = k.joinErr[1:]
+		if err != nil {
+			return err
+		}
+	}
+	return k.root.WriteFile(KubeletConfFile, []byte("kind: Config\n"), 0o600)
+}
+
+func (k *fakeKubeadm) Reset(context.Context) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.calls = append(k.calls, "reset")
+	for _, f := range []string{AdminConfFile, KubeletConfFile, CACertFile} {
+		if err := k.root.Remove(f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (k *fakeKubeadm) Version(context.Context) (string, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.calls = append(k.calls, "version")
+	return k.version, nil
+}
+
+func (k *fakeKubeadm) count(c string) int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	n := 0
+	for _, x := range k.calls {
+		if x == c {
+			n++
+		}
+	}
+	return n
+}
+
+// testCA returns a fresh self-signed CA in PEM and its discovery hash.
+func testCA(t testing.TB) ([]byte, string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "kubernetes"},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(time.Hour),
+		IsCA:                  true,
+		BasicConstraintsValid: true,
+		KeyUsage:              x509.KeyUsageCertSign,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	h, err := kubeadm.CACertHash(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, h
+}
+
+// harness wires one agent run against fakes.
+type harness struct {
+	t     *testing.T
+	root  system.Root
+	og    *fakeOneGate
+	kadm  *fakeKubeadm
+	exec  *systemtest.FakeExec
+	clock *systemtest.Clock
+	cfg   Config
+	tun   Tunables
+	logs  *strings.Builder
+	creds Credentials
+	// loadErr / resolveErr simulate a broken context.
+	loadErr, resolveErr error
+}
+
+var testEpoch = time.Date(2026, 11, 22, 4, 0, 0, 0, time.UTC)
+
+const testOneGateToken = "c2VjcmV0LW9uZWdhdGUtdG9rZW4tdmFsdWU="
+
+func newHarness(t *testing.T, og *fakeOneGate) *harness {
+	t.Helper()
+	root := system.Root(t.TempDir())
+	ca, _ := testCA(t)
+	h := &harness{
+		t:     t,
+		root:  root,
+		og:    og,
+		kadm:  &fakeKubeadm{root: root, version: "v1.36.3", caPEM: ca},
+		exec:  &systemtest.FakeExec{},
+		clock: systemtest.NewClock(testEpoch),
+		logs:  &strings.Builder{},
+		cfg: Config{
+			MasterRole:      "master",
+			Address:         netip.MustParseAddr(fmt.Sprintf("10.0.0.%d", 10+og.self)),
+			Port:            6443,
+			PodsNetwork:     netip.MustParsePrefix("10.244.0.0/16"),
+			ServicesNetwork: netip.MustParsePrefix("10.96.0.0/12"),
+			NodeName:        fmt.Sprintf("node-%d", og.self),
+			CNI:             CNINone,
+			TokenTTL:        24 * time.Hour,
+		},
+		tun: Tunables{
+			MasterTimeout:   30 * time.Minute,
+			OneGateTimeout:  10 * time.Minute,
+			PollInterval:    2 * time.Second,
+			MaxPollInterval: 30 * time.Second,
+			CNIDir:          "/usr/share/onekube/cni",
+		},
+		creds: Credentials{Endpoint: "http://127.0.0.1:5030", VMID: og.self, Token: vmcontext.NewSecret(testOneGateToken)},
+	}
+	return h
+}
+
+func (h *harness) run() error {
+	h.t.Helper()
+	var mu sync.Mutex
+	log := slog.New(slog.NewTextHandler(lockedWriter{&mu, h.logs}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	deps := Deps{
+		LoadSource: func(context.Context) (*Source, error) {
+			if h.loadErr != nil {
+				return nil, h.loadErr
+			}
+			return &Source{Creds: h.creds, Resolve: func() (Config, error) { return h.cfg, h.resolveErr }}, nil
+		},
+		NewOneGate: func(c Credentials) (OneGate, error) {
+			if c.VMID != h.og.self {
+				return nil, errors.New("wrong credentials")
+			}
+			return h.og, nil
+		},
+		Kubeadm: h.kadm,
+		Exec:    h.exec,
+		Clock:   h.clock,
+		Log:     log,
+	}
+	return Bootstrap(context.Background(), Options{Root: h.root, Tunables: h.tun}, deps)
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	b  *strings.Builder
+}
+
+func (w lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}

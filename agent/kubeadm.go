@@ -1,0 +1,23 @@
+package agent
+
+import "context"
+
+// Files the agent writes or reads under its root.
+const (
+	InitConfigFile  = "/var/lib/onekube/kubeadm-init.yaml"
+	JoinConfigFile  = "/var/lib/onekube/kubeadm-join.yaml"
+	AdminConfFile   = "/etc/kubernetes/admin.conf"
+	KubeletConfFile = "/etc/kubernetes/kubelet.conf"
+	CACertFile      = "/etc/kubernetes/pki/ca.crt"
+)
+
+// Kubeadm runs the kubeadm binary, always with --config. The paths are
+// real (root-joined) paths, because kubeadm is a separate process.
+type Kubeadm interface {
+	Init(ctx context.Context, configPath string) error
+	Join(ctx context.Context, configPath string) error
+	// Reset runs `kubeadm reset -f`, undoing a partial init or join.
+	Reset(ctx context.Context) error
+	// Version returns `kubeadm version -o short`, e.g. "v1.36.3".
+	Version(ctx context.Context) (string, error)
+}

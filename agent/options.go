@@ -1,0 +1,102 @@
+package agent
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/onekube/onekube/agent/system"
+)
+
+// Options are the command-line choices of `onekube-agent bootstrap`.
+type Options struct {
+	// Root is joined to every path the agent reads or writes ("/" in a VM).
+	Root system.Root
+	// ContextFile is a context.sh to read; empty means credential discovery
+	// (environment, one_env, the context CD).
+	ContextFile string
+	Tunables
+}
+
+// Tunables bound the agent's waits and name its inputs on disk.
+type Tunables struct {
+	// MasterTimeout bounds a worker's wait for a master to publish.
+	MasterTimeout time.Duration
+	// OneGateTimeout bounds riding through OneGate failures outside that
+	// wait: discovery and the final publish.
+	OneGateTimeout time.Duration
+	// PollInterval is the first backoff interval; MaxPollInterval caps it.
+	PollInterval    time.Duration
+	MaxPollInterval time.Duration
+	// CommandTimeout bounds one kubeadm or kubectl run.
+	CommandTimeout time.Duration
+	// CNIDir holds <name>.yaml manifests the image carries.
+	CNIDir string
+}
+
+// Defaults for Tunables.
+const (
+	DefaultMasterTimeout   = 30 * time.Minute
+	DefaultOneGateTimeout  = 10 * time.Minute
+	DefaultPollInterval    = 2 * time.Second
+	DefaultMaxPollInterval = 30 * time.Second
+	DefaultCommandTimeout  = 20 * time.Minute
+	DefaultCNIDir          = "/usr/share/onekube/cni"
+)
+
+// DefaultTunables returns the production settings.
+func DefaultTunables() Tunables {
+	return Tunables{
+		MasterTimeout:   DefaultMasterTimeout,
+		OneGateTimeout:  DefaultOneGateTimeout,
+		PollInterval:    DefaultPollInterval,
+		MaxPollInterval: DefaultMaxPollInterval,
+		CommandTimeout:  DefaultCommandTimeout,
+		CNIDir:          DefaultCNIDir,
+	}
+}
+
+// withDefaults fills zero fields, so a caller may set only what it changes.
+func (t Tunables) withDefaults() Tunables {
+	d := DefaultTunables()
+	if t.MasterTimeout == 0 {
+		t.MasterTimeout = d.MasterTimeout
+	}
+	if t.OneGateTimeout == 0 {
+		t.OneGateTimeout = d.OneGateTimeout
+	}
+	if t.PollInterval == 0 {
+		t.PollInterval = d.PollInterval
+	}
+	if t.MaxPollInterval == 0 {
+		t.MaxPollInterval = d.MaxPollInterval
+	}
+	if t.CommandTimeout == 0 {
+		t.CommandTimeout = d.CommandTimeout
+	}
+	if t.CNIDir == "" {
+		t.CNIDir = d.CNIDir
+	}
+	return t
+}
+
+// Validate rejects settings no wait can honour.
+func (t Tunables) Validate() error {
+	for _, c := range []struct {
+		name string
+		d    time.Duration
+	}{
+		{"master timeout", t.MasterTimeout},
+		{"OneGate timeout", t.OneGateTimeout},
+		{"poll interval", t.PollInterval},
+		{"max poll interval", t.MaxPollInterval},
+		{"command timeout", t.CommandTimeout},
+	} {
+		if c.d < 0 {
+			return fmt.Errorf("%s must not be negative, got %s", c.name, c.d)
+		}
+	}
+	if t.MaxPollInterval != 0 && t.PollInterval > t.MaxPollInterval {
+		return fmt.Errorf("poll interval %s exceeds max poll interval %s", t.PollInterval, t.MaxPollInterval)
+	}
+	return nil
+}

@@ -1,0 +1,83 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+
+	"github.com/onekube/onekube/agent/system"
+	vmcontext "github.com/onekube/onekube/context"
+)
+
+// manifestPodCIDR is the pod network CNI manifests ship with (flannel's
+// default); like the legacy appliance, the agent rewrites it to the
+// template's pod network.
+const manifestPodCIDR = "10.244.0.0/16"
+
+// CNINone turns the CNI phase off (the user installs one later).
+const CNINone = "none"
+
+func wantsCNI(d Data) (bool, error) {
+	name := d.Config().CNI
+	return name != "" && name != CNINone, nil
+}
+
+// installCNI applies the chosen CNI manifest the image carries, with the pod
+// network substituted, using the admin kubeconfig init wrote.
+func installCNI(ctx context.Context, d Data) error {
+	cfg := d.Config()
+	if !validCNIName(cfg.CNI) {
+		return fmt.Errorf("CNI name %q is not a plain name (a-z, 0-9, '-')", cfg.CNI)
+	}
+	src := path.Join(d.Settings().CNIDir, cfg.CNI+".yaml")
+	manifest, err := d.Root().ReadFile(src)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%w: %s (the image carries no manifest for %s=%q)", ErrNoCNIManifest, src, vmcontext.KeyCNI, cfg.CNI)
+	}
+	if err != nil {
+		return fmt.Errorf("reading CNI manifest: %w", err)
+	}
+	if pods := cfg.PodsNetwork; pods.IsValid() && pods.String() != manifestPodCIDR {
+		manifest = bytes.ReplaceAll(manifest, []byte(manifestPodCIDR), []byte(pods.String()))
+	}
+	dst := "/var/lib/onekube/cni-" + cfg.CNI + ".yaml"
+	if err := d.Root().WriteFile(dst, manifest, 0o644); err != nil {
+		return fmt.Errorf("writing %s: %w", dst, err)
+	}
+	// kubeadm init returns once the API server answers, but a fresh
+	// control plane may still refuse a request or two: retry for a while.
+	w := &waiter{
+		what:    "applying the CNI manifest",
+		timeout: d.Settings().CommandTimeout,
+		initial: d.Settings().PollInterval,
+		max:     d.Settings().MaxPollInterval,
+		clock:   d.Clock(),
+		log:     d.Log(),
+	}
+	return w.run(ctx, func(ctx context.Context) error {
+		_, err := d.Exec().Run(ctx, system.Cmd{
+			Name: "kubectl",
+			Args: []string{"--kubeconfig", d.Root().Path(AdminConfFile), "apply", "-f", d.Root().Path(dst)},
+		})
+		var ee *system.ExitError
+		if errors.As(err, &ee) {
+			return Retryable(err)
+		}
+		return err
+	})
+}
+
+func validCNIName(s string) bool {
+	if s == "" || len(s) > 63 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,79 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/onekube/onekube/agent/system"
+)
+
+// Phase is one named step of the boot.
+type Phase struct {
+	Name string
+	Run  func(ctx context.Context, d Data) error
+	// RunIf, when set, decides whether the phase runs at all.
+	RunIf func(d Data) (bool, error)
+	// Once marks a phase whose completion is persisted: a rerun after a
+	// crash skips it (kubeadm init must not run twice). Phases without it
+	// are cheap and rerun every time (discovery, hashing, publishing).
+	Once bool
+}
+
+// Runner executes phases in order. It owns everything around a phase:
+// reporting it to OneGate and systemd, logging its start, end and
+// duration, persisting completion, and naming it in errors.
+type Runner struct {
+	Report Reporter
+	Notify Notifier
+	Log    *slog.Logger
+	Clock  system.Clock
+	// Save persists the state after each phase.
+	Save func() error
+	// Redact masks secrets in error text before it is logged.
+	Redact func(string) string
+}
+
+// Run executes phases against d. The first failure stops the run; the
+// error names the phase.
+func (r *Runner) Run(ctx context.Context, phases []Phase, d Data) error {
+	st := d.State()
+	for _, p := range phases {
+		log := r.Log.With("phase", p.Name)
+		if p.RunIf != nil {
+			ok, err := p.RunIf(d)
+			if err != nil {
+				return fmt.Errorf("phase %s: %w", p.Name, err)
+			}
+			if !ok {
+				log.Debug("phase skipped")
+				continue
+			}
+		}
+		if p.Once && st.Done(p.Name) {
+			log.Info("phase already done, skipping")
+			continue
+		}
+		st.Phase = p.Name
+		if err := r.Save(); err != nil {
+			return fmt.Errorf("phase %s: %w", p.Name, err)
+		}
+		r.Report.Phase(ctx, p.Name)
+		r.Notify.Status(p.Name)
+		start := r.Clock.Now()
+		log.Info("phase started")
+		if err := p.Run(ctx, d); err != nil {
+			log.Error("phase failed", "duration", r.Clock.Now().Sub(start).Round(time.Millisecond), "error", r.Redact(err.Error()))
+			return fmt.Errorf("phase %s: %w", p.Name, err)
+		}
+		if p.Once {
+			st.MarkDone(p.Name)
+			if err := r.Save(); err != nil {
+				return fmt.Errorf("phase %s: %w", p.Name, err)
+			}
+		}
+		log.Info("phase done", "duration", r.Clock.Now().Sub(start).Round(time.Millisecond))
+	}
+	return nil
+}

@@ -1,0 +1,103 @@
+package agent
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/onekube/onekube/agent/state"
+	"github.com/onekube/onekube/agent/system"
+)
+
+// Status is what `onekube-agent status` shows: the agent's own record,
+// never a secret (the token is masked, errors were redacted when saved).
+type Status struct {
+	Bootstrapped bool              `json:"bootstrapped"`
+	VMID         int               `json:"vmid,omitempty"`
+	Role         string            `json:"role,omitempty"`
+	Phase        string            `json:"phase,omitempty"`
+	Completed    []string          `json:"completed,omitempty"`
+	Pending      []string          `json:"interrupted,omitempty"`
+	LastError    string            `json:"last_error,omitempty"`
+	Published    map[string]string `json:"published,omitempty"`
+	UpdatedAt    *time.Time        `json:"updated_at,omitempty"`
+}
+
+// ReadStatus reads the state and sentinel under root.
+func ReadStatus(root system.Root) (*Status, error) {
+	store := state.Store{Root: root}
+	done, err := store.Finished()
+	if err != nil {
+		return nil, err
+	}
+	st, err := store.Load()
+	if err != nil {
+		return nil, err
+	}
+	s := &Status{
+		Bootstrapped: done,
+		VMID:         st.VMID,
+		Role:         st.Role,
+		Phase:        st.Phase,
+		Completed:    st.Completed,
+		Pending:      st.Attempted,
+		LastError:    st.LastError,
+		Published:    st.Masked(),
+	}
+	if !st.UpdatedAt.IsZero() {
+		s.UpdatedAt = &st.UpdatedAt
+	}
+	return s, nil
+}
+
+// WriteJSON prints s as indented JSON.
+func (s *Status) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(s)
+}
+
+// WriteText prints s for a person.
+func (s *Status) WriteText(w io.Writer) error {
+	var b strings.Builder
+	row := func(k, v string) {
+		if v == "" {
+			v = "-"
+		}
+		fmt.Fprintf(&b, "%-12s %s\n", k+":", v)
+	}
+	boot := "no"
+	if s.Bootstrapped {
+		boot = "yes"
+	}
+	row("bootstrapped", boot)
+	vmid := ""
+	if s.VMID != 0 {
+		vmid = fmt.Sprint(s.VMID)
+	}
+	row("vm", vmid)
+	row("role", s.Role)
+	row("phase", s.Phase)
+	row("completed", strings.Join(s.Completed, ", "))
+	if len(s.Pending) > 0 {
+		row("interrupted", strings.Join(s.Pending, ", "))
+	}
+	row("last error", s.LastError)
+	updated := ""
+	if s.UpdatedAt != nil {
+		updated = s.UpdatedAt.Format(time.RFC3339)
+	}
+	row("updated", updated)
+	if len(s.Published) > 0 {
+		b.WriteString("published:\n")
+		for _, k := range slices.Sorted(maps.Keys(s.Published)) {
+			fmt.Fprintf(&b, "  %s=%s\n", k, s.Published[k])
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
