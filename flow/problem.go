@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // Severity of a Problem: an Error breaks the server's rules or the cluster;
@@ -97,3 +98,5 @@ func digitRun(s string) int {
 	}
 	return i
 }
+
+func join(ss []string) string { return strings.Join(ss, ", ") }

@@ -5,6 +5,7 @@ import vmcontext "github.com/onekube/onekube/context"
 // Defaults that context/keys.go does not own: sizes, names, service shape.
 const (
 	DefaultName        = "kubernetes"
+	DefaultDescription = "Kubernetes cluster (kubeadm), rendered by onekube-flow"
 	DefaultNetworkName = "Private"
 	DefaultNetworkDesc = "Kubernetes nodes network"
 	DefaultImage       = "onekube"
@@ -40,6 +41,9 @@ func DefaultSpec() Spec {
 func applyDefaults(s *Spec) {
 	if s.Metadata.Name == "" {
 		s.Metadata.Name = DefaultName
+	}
+	if s.Metadata.Description == "" {
+		s.Metadata.Description = DefaultDescription
 	}
 	k := &s.Kubernetes
 	if k.Port == 0 {
