@@ -1,0 +1,116 @@
+package context_test
+
+import (
+	"errors"
+	"net/netip"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	vmcontext "github.com/onekube/onekube/context"
+)
+
+func TestSettingsDefaults(t *testing.T) {
+	t.Parallel()
+	got, err := vmcontext.Vars{}.Settings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := vmcontext.Settings{
+		Contract:        1,
+		MasterRole:      "master",
+		Port:            6443,
+		PodsNetwork:     netip.MustParsePrefix("10.244.0.0/16"),
+		ServicesNetwork: netip.MustParsePrefix("10.96.0.0/12"),
+		CNI:             "flannel",
+		TokenTTL:        24 * time.Hour,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Settings = %+v\nwant       %+v", got, want)
+	}
+}
+
+func TestSettingsValues(t *testing.T) {
+	t.Parallel()
+	got, err := vmcontext.Vars{
+		"ONEKUBE_CONTRACT_VERSION":    "1",
+		"ONEAPP_ONEFLOW_MASTER_ROLE":  "control-plane",
+		"ONEAPP_K8S_ADDRESS":          "10.0.0.0/24",
+		"ONEAPP_K8S_PORT":             " 8443 ",
+		"ONEAPP_K8S_PODS_NETWORK":     "192.168.0.0/16",
+		"ONEAPP_K8S_SERVICES_NETWORK": "172.16.0.0/20",
+		"ONEAPP_K8S_NODENAME":         "node-1.example",
+		"ONEAPP_K8S_VERSION":          "v1.36.3",
+		"ONEAPP_K8S_CNI_PLUGIN":       "Calico",
+		"ONEAPP_K8S_TAINTED_MASTER":   "YES",
+		"ONEAPP_K8S_TOKEN_TTL":        "0",
+	}.Settings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := vmcontext.Settings{
+		Contract: 1, MasterRole: "control-plane", Address: "10.0.0.0/24", Port: 8443,
+		PodsNetwork: netip.MustParsePrefix("192.168.0.0/16"), ServicesNetwork: netip.MustParsePrefix("172.16.0.0/20"),
+		NodeName: "node-1.example", Version: "v1.36.3", CNI: "calico", TaintedMaster: true, TokenTTL: 0,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Settings = %+v\nwant       %+v", got, want)
+	}
+}
+
+func TestSettingsErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		key, value string
+		msg        string
+	}{
+		{"ONEAPP_K8S_PORT", "0", "not a TCP port"},
+		{"ONEAPP_K8S_PORT", "65536", "not a TCP port"},
+		{"ONEAPP_K8S_PORT", "http", "not a TCP port"},
+		{"ONEAPP_K8S_PODS_NETWORK", "10.244.0.0", "not a CIDR"},
+		{"ONEAPP_K8S_PODS_NETWORK", "10.244.1.0/16", "did you mean 10.244.0.0/16"},
+		{"ONEAPP_K8S_SERVICES_NETWORK", "10.244.128.0/20", "overlaps ONEAPP_K8S_PODS_NETWORK"},
+		{"ONEAPP_K8S_SERVICES_NETWORK", "bogus", "not a CIDR"},
+		{"ONEAPP_K8S_NODENAME", "Node_1", "not a lower-case DNS name"},
+		{"ONEAPP_K8S_VERSION", "latest", "not a Kubernetes version"},
+		{"ONEAPP_K8S_CNI_PLUGIN", "weave", "not one of flannel, calico, none"},
+		{"ONEAPP_K8S_TAINTED_MASTER", "maybe", "neither YES nor NO"},
+		{"ONEAPP_K8S_TOKEN_TTL", "1 day", "not a duration"},
+		{"ONEAPP_K8S_TOKEN_TTL", "-1h", "not a duration"},
+		{"ONEAPP_ONEFLOW_MASTER_ROLE", "two words", "not a role name"},
+		{"ONEKUBE_CONTRACT_VERSION", "zero", "not a contract version"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.key+"="+tt.value, func(t *testing.T) {
+			t.Parallel()
+			_, err := vmcontext.Vars{tt.key: tt.value}.Settings()
+			var se *vmcontext.SettingError
+			if !errors.As(err, &se) || se.Key != tt.key {
+				t.Fatalf("error = %v, want a SettingError for %s", err, tt.key)
+			}
+			if !strings.HasPrefix(err.Error(), tt.key+": ") || !strings.Contains(err.Error(), tt.msg) {
+				t.Errorf("error %q, want %q naming %s", err, tt.msg, tt.key)
+			}
+		})
+	}
+}
+
+func TestSettingsReportsEveryProblem(t *testing.T) {
+	t.Parallel()
+	_, err := vmcontext.Vars{"ONEAPP_K8S_PORT": "x", "ONEAPP_K8S_CNI_PLUGIN": "x"}.Settings()
+	if err == nil || !strings.Contains(err.Error(), "ONEAPP_K8S_PORT") || !strings.Contains(err.Error(), "ONEAPP_K8S_CNI_PLUGIN") {
+		t.Errorf("error = %v, want both variables named", err)
+	}
+}
+
+func TestSettingsContractTooNew(t *testing.T) {
+	t.Parallel()
+	_, err := vmcontext.Vars{"ONEKUBE_CONTRACT_VERSION": "99"}.Settings()
+	if !errors.Is(err, vmcontext.ErrContractTooNew) {
+		t.Fatalf("error = %v, want ErrContractTooNew", err)
+	}
+	if !strings.Contains(err.Error(), "ONEKUBE_CONTRACT_VERSION") {
+		t.Errorf("error %q does not name the variable", err)
+	}
+}
