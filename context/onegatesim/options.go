@@ -1,0 +1,80 @@
+package onegatesim
+
+import (
+	"net/netip"
+	"time"
+)
+
+// Options configure a Sim. The zero value is usable: OpenNebula 7.4, VM IDs
+// from 100, service IDs from 1, addresses from 192.0.2.0/24 (TEST-NET-1,
+// never routed: the agents really talk to 127.0.0.1).
+type Options struct {
+	// Dir holds one context directory per VM (<Dir>/vm-<id>/). Empty: a
+	// temporary directory that Close removes.
+	Dir string
+	// Version is the simulated OpenNebula release, "7.4", "6.10", "5.10"...
+	Version string
+	// VMIDBase is the first VM ID (0 or less: 100). ServiceIDBase likewise
+	// is the first service ID (0 or less: 1).
+	VMIDBase      int
+	ServiceIDBase int
+	// Network is the pool NIC addresses come from; the first address after
+	// the network address is the gateway and DNS server.
+	Network netip.Prefix
+	// NetworkName is the NIC's NETWORK when the role's NIC does not name a
+	// service network ("$Private" names Private).
+	NetworkName string
+	// Listen is where Start listens (default 127.0.0.1:0).
+	Listen string
+	// Endpoint overrides ONEGATE_ENDPOINT in contexts; needed when the
+	// handler is served in-process before or without Start.
+	Endpoint string
+	// BaseContext is the CONTEXT of the role VMs' own template (the one
+	// template_id names), before OneFlow merges into it. Nil: NETWORK=YES,
+	// TOKEN=YES, as the onekube VM templates carry.
+	BaseContext map[string]string
+	// Cooldown is the role cooldown after a scale when the role sets none
+	// (the real default is 300 s; zero keeps tests quick).
+	Cooldown time.Duration
+	// Deny disables OneGate permissions, as ":permissions:" in
+	// onegate-server.conf does, e.g. "vm:update" or "service:change_cardinality".
+	Deny []string
+	// Clock stamps events and times fault windows (default time.Now).
+	Clock func() time.Time
+	// Logf receives one line per notable happening (default: discarded).
+	// Lines never carry tokens or attribute values.
+	Logf func(format string, args ...any)
+}
+
+// DefaultWaitTimeout bounds a Wait call whose context carries no deadline.
+const DefaultWaitTimeout = 2 * time.Minute
+
+var defaultNetwork = netip.MustParsePrefix("192.0.2.0/24")
+
+func (o *Options) withDefaults() {
+	if o.VMIDBase <= 0 {
+		o.VMIDBase = 100
+	}
+	if o.ServiceIDBase <= 0 {
+		o.ServiceIDBase = 1
+	}
+	if !o.Network.IsValid() {
+		o.Network = defaultNetwork
+	}
+	o.Network = o.Network.Masked()
+	if o.NetworkName == "" {
+		o.NetworkName = "onekube-sim"
+	}
+	if o.Listen == "" {
+		o.Listen = "127.0.0.1:0"
+	}
+	if o.BaseContext == nil {
+		o.BaseContext = map[string]string{"NETWORK": "YES", "TOKEN": "YES"}
+	}
+	if o.Clock == nil {
+		o.Clock = time.Now
+	}
+	if o.Logf == nil {
+		o.Logf = func(string, ...any) {}
+	}
+}
