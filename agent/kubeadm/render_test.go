@@ -144,13 +144,7 @@ func TestRenderDeterministic(t *testing.T) {
 }
 
 // splitDocs splits a rendered file into its YAML documents.
-func splitDocs(b []byte) [][]byte {
-	var out [][]byte
-	for _, d := range bytes.Split(b, []byte("\n---\n")) {
-		out = append(out, d)
-	}
-	return out
-}
+func splitDocs(b []byte) [][]byte { return bytes.Split(b, []byte("\n---\n")) }
 
 // TestRenderRoundTrip decodes the output strictly with kubeadm's types, as
 // kubeadm does, and checks the values landed in the right fields.

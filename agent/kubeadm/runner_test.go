@@ -1,0 +1,115 @@
+package kubeadm
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/onekube/onekube/agent/system"
+	"github.com/onekube/onekube/agent/system/systemtest"
+	vmcontext "github.com/onekube/onekube/context"
+)
+
+func TestRunnerCommands(t *testing.T) {
+	t.Parallel()
+	tok := secret(testToken)
+	cases := []struct {
+		name string
+		run  func(Runner) error
+		want string
+	}{
+		{"init", func(r Runner) error { return r.Init(context.Background(), "/etc/onekube/init.yaml", tok) },
+			"kubeadm init --config /etc/onekube/init.yaml --skip-token-print"},
+		{"join", func(r Runner) error { return r.Join(context.Background(), "/etc/onekube/join.yaml", tok) },
+			"kubeadm join --config /etc/onekube/join.yaml"},
+		{"reset", func(r Runner) error { return r.Reset(context.Background()) }, "kubeadm reset -f"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			fx := (&systemtest.FakeExec{}).On("kubeadm", systemtest.Reply{})
+			if err := tc.run(Runner{Exec: fx}); err != nil {
+				t.Fatal(err)
+			}
+			if len(fx.Calls) != 1 {
+				t.Fatalf("calls = %v", fx.Calls)
+			}
+			c := fx.Calls[0]
+			if got := strings.Join(append([]string{c.Name}, c.Args...), " "); got != tc.want {
+				t.Errorf("command = %q, want %q", got, tc.want)
+			}
+			if tc.name != "reset" && (len(c.Secrets) != 1 || c.Secrets[0].Reveal() != testToken) {
+				t.Errorf("secrets not handed to Exec: %d", len(c.Secrets))
+			}
+		})
+	}
+}
+
+func TestRunnerBinary(t *testing.T) {
+	t.Parallel()
+	fx := (&systemtest.FakeExec{}).On("/opt/k8s/kubeadm", systemtest.Reply{})
+	if err := (Runner{Exec: fx, Binary: "/opt/k8s/kubeadm"}).Reset(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := (Runner{}).Reset(context.Background()); err == nil || !strings.Contains(err.Error(), "no Exec") {
+		t.Errorf("nil Exec: %v", err)
+	}
+}
+
+// A failing kubeadm that echoes the token must not carry it into the error.
+func TestRunnerRedactsFailures(t *testing.T) {
+	t.Parallel()
+	tok := secret(testToken)
+	fx := (&systemtest.FakeExec{}).On("kubeadm join", systemtest.Reply{
+		Stderr: "error execution phase preflight: couldn't validate the identity of the API Server: token " + testToken + " rejected",
+		Code:   1,
+	})
+	err := Runner{Exec: fx}.Join(context.Background(), "/j.yaml", tok)
+	var ee *system.ExitError
+	if !errors.As(err, &ee) || ee.Code != 1 {
+		t.Fatalf("err = %v, want *system.ExitError", err)
+	}
+	if strings.Contains(err.Error(), testToken) || !strings.Contains(err.Error(), vmcontext.Mask) {
+		t.Errorf("token not redacted: %v", err)
+	}
+	if !strings.Contains(err.Error(), "couldn't validate the identity") {
+		t.Errorf("kubeadm's message lost: %v", err)
+	}
+}
+
+func TestRunnerVersion(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		out, want, err string
+	}{
+		{"v1.36.3\n", "v1.36.3", ""},
+		{"1.35.0", "v1.35.0", ""},
+		{"v1.37.0-rc.1\n", "v1.37.0-rc.1", ""},
+		{"v0.0.0-master+$Format:%H$\n", "", "malformed build metadata"},
+		{"v0.0.0-master\n", "", "only Kubernetes 1.x"},
+		{"", "", "KubernetesVersion is empty"},
+		{"v1.36", "", "needs a patch release"},
+		{"kubeadm version: &version.Info{Major:\"1\"}", "", "invalid Kubernetes version"},
+	}
+	for _, tc := range cases {
+		fx := (&systemtest.FakeExec{}).On("kubeadm version", systemtest.Reply{Stdout: tc.out})
+		got, err := Runner{Exec: fx}.Version(context.Background())
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("Version(%q) err = %v, want %q", tc.out, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("Version(%q) = %q, %v; want %q", tc.out, got, err, tc.want)
+		}
+		if c := fx.Calls[0]; strings.Join(c.Args, " ") != "version -o short" {
+			t.Errorf("args = %v", c.Args)
+		}
+	}
+	fx := (&systemtest.FakeExec{}).On("kubeadm", systemtest.Reply{Err: errors.New("exec: \"kubeadm\": executable file not found in $PATH")})
+	if _, err := (Runner{Exec: fx}).Version(context.Background()); err == nil || !strings.Contains(err.Error(), "not found") {
+		t.Errorf("missing binary: %v", err)
+	}
+}
