@@ -16,16 +16,9 @@ import (
 	vmcontext "github.com/onekube/onekube/context"
 )
 
-// Credentials let the agent reach OneGate as this VM.
-type Credentials struct {
-	Endpoint string
-	VMID     int
-	Token    vmcontext.Secret
-}
-
 // Source is the VM context as the agent uses it.
 type Source struct {
-	Creds Credentials
+	Creds vmcontext.Credentials
 	// Resolve returns the settings and this VM's address. It runs inside
 	// the discover phase, so a bad template is reported through OneGate.
 	Resolve func() (Config, error)
@@ -36,7 +29,7 @@ type Deps struct {
 	// LoadSource reads the VM context (context.sh, one_env, environment).
 	LoadSource func(ctx context.Context) (*Source, error)
 	// NewOneGate connects to OneGate with this VM's credentials.
-	NewOneGate func(Credentials) (OneGate, error)
+	NewOneGate func(vmcontext.Credentials) (OneGate, error)
 	Kubeadm    Kubeadm
 	Exec       system.Exec
 	Clock      system.Clock

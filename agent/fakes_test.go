@@ -206,7 +206,7 @@ func (k *fakeKubeadm) record(c string, path string) error {
 	return nil
 }
 
-func (k *fakeKubeadm) Init(_ context.Context, path string) error {
+func (k *fakeKubeadm) Init(_ context.Context, path string, _ ...vmcontext.Secret) error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if err := k.record("init", path); err != nil {
@@ -221,7 +221,7 @@ func (k *fakeKubeadm) Init(_ context.Context, path string) error {
 	return k.root.WriteFile(AdminConfFile, []byte("apiVersion: v1\nkind: Config\n"), 0o600)
 }
 
-func (k *fakeKubeadm) Join(_ context.Context, path string) error {
+func (k *fakeKubeadm) Join(_ context.Context, path string, _ ...vmcontext.Secret) error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if err := k.record("join", path); err != nil {
@@ -307,7 +307,7 @@ type harness struct {
 	cfg   Config
 	tun   Tunables
 	logs  *strings.Builder
-	creds Credentials
+	creds vmcontext.Credentials
 	// loadErr / resolveErr simulate a broken context.
 	loadErr, resolveErr error
 }
@@ -345,7 +345,7 @@ func newHarness(t *testing.T, og *fakeOneGate) *harness {
 			MaxPollInterval: 30 * time.Second,
 			CNIDir:          "/usr/share/onekube/cni",
 		},
-		creds: Credentials{Endpoint: "http://127.0.0.1:5030", VMID: og.self, Token: vmcontext.NewSecret(testOneGateToken)},
+		creds: vmcontext.Credentials{Endpoint: "http://127.0.0.1:5030", VMID: og.self, Token: vmcontext.NewSecret(testOneGateToken)},
 	}
 	return h
 }
@@ -361,7 +361,7 @@ func (h *harness) run() error {
 			}
 			return &Source{Creds: h.creds, Resolve: func() (Config, error) { return h.cfg, h.resolveErr }}, nil
 		},
-		NewOneGate: func(c Credentials) (OneGate, error) {
+		NewOneGate: func(c vmcontext.Credentials) (OneGate, error) {
 			if c.VMID != h.og.self {
 				return nil, errors.New("wrong credentials")
 			}

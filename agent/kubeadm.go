@@ -1,6 +1,10 @@
 package agent
 
-import "context"
+import (
+	"context"
+
+	vmcontext "github.com/onekube/onekube/context"
+)
 
 // Files the agent writes or reads under its root.
 const (
@@ -11,11 +15,13 @@ const (
 	CACertFile      = "/etc/kubernetes/pki/ca.crt"
 )
 
-// Kubeadm runs the kubeadm binary, always with --config. The paths are
-// real (root-joined) paths, because kubeadm is a separate process.
+// Kubeadm runs the kubeadm binary, always with --config; kubeadm.Runner
+// implements it. The paths are real (root-joined) paths, because kubeadm is
+// a separate process. secrets are the values inside the config, masked in
+// any output folded into an error.
 type Kubeadm interface {
-	Init(ctx context.Context, configPath string) error
-	Join(ctx context.Context, configPath string) error
+	Init(ctx context.Context, configPath string, secrets ...vmcontext.Secret) error
+	Join(ctx context.Context, configPath string, secrets ...vmcontext.Secret) error
 	// Reset runs `kubeadm reset -f`, undoing a partial init or join.
 	Reset(ctx context.Context) error
 	// Version returns `kubeadm version -o short`, e.g. "v1.36.3".

@@ -13,7 +13,7 @@ func kubeadmInit(ctx context.Context, d Data) error {
 		return err
 	}
 	return runAttempt(ctx, d, PhaseKubeadmInit, func(ctx context.Context) error {
-		return d.Kubeadm().Init(ctx, d.Root().Path(InitConfigFile))
+		return d.Kubeadm().Init(ctx, d.Root().Path(InitConfigFile), d.State().Token)
 	})
 }
 
@@ -24,7 +24,7 @@ func kubeadmJoin(ctx context.Context, d Data) error {
 		return err
 	}
 	return runAttempt(ctx, d, PhaseKubeadmJoin, func(ctx context.Context) error {
-		return d.Kubeadm().Join(ctx, d.Root().Path(JoinConfigFile))
+		return d.Kubeadm().Join(ctx, d.Root().Path(JoinConfigFile), d.Master().Token)
 	})
 }
 

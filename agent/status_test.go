@@ -1,0 +1,59 @@
+package agent
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/onekube/onekube/agent/state"
+	"github.com/onekube/onekube/agent/system"
+	vmcontext "github.com/onekube/onekube/context"
+)
+
+func TestStatusMasksToken(t *testing.T) {
+	t.Parallel()
+	root := system.Root(t.TempDir())
+	const tok = "abcdef.0123456789abcdef"
+	st := &state.State{VMID: 3, Role: "init", Phase: PhaseDone, Completed: []string{"token"}, Token: vmcontext.NewSecret(tok),
+		Published: map[string]string{vmcontext.KeyPubToken: tok, vmcontext.KeyPubMaster: "10.0.0.5"}, LastError: "old error"}
+	if err := (state.Store{Root: root}).Save(st); err != nil {
+		t.Fatal(err)
+	}
+	s, err := ReadStatus(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text, js bytes.Buffer
+	if err := s.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []string{text.String(), js.String()} {
+		if strings.Contains(out, tok) {
+			t.Errorf("status leaks the token:\n%s", out)
+		}
+		for _, want := range []string{"init", "10.0.0.5", "old error", PhaseDone} {
+			if !strings.Contains(out, want) {
+				t.Errorf("status lacks %q:\n%s", want, out)
+			}
+		}
+	}
+	var decoded Status
+	if err := json.Unmarshal(js.Bytes(), &decoded); err != nil || decoded.VMID != 3 || decoded.Bootstrapped {
+		t.Errorf("json %+v, %v", decoded, err)
+	}
+	if !strings.Contains(text.String(), "bootstrapped: no") {
+		t.Errorf("text:\n%s", text.String())
+	}
+}
+
+func TestStatusEmpty(t *testing.T) {
+	t.Parallel()
+	s, err := ReadStatus(system.Root(t.TempDir()))
+	if err != nil || s.Bootstrapped || s.Role != "" {
+		t.Fatalf("%+v, %v", s, err)
+	}
+}
