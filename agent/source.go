@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/onekube/onekube/agent/system"
@@ -11,11 +12,20 @@ import (
 )
 
 // ContextSource is the production Deps.LoadSource: it reads the VM context
-// with vmcontext.Load (an explicit context.sh, or credential discovery) and
-// resolves the settings from its variables.
+// with vmcontext.Load and resolves the settings from its variables. An
+// explicit contextFile is a path the operator named, taken as given (not
+// joined to root); without it, credential discovery looks under root.
 func ContextSource(root system.Root, contextFile string, getenv func(string) string) func(context.Context) (*Source, error) {
 	return func(ctx context.Context) (*Source, error) {
-		vc, err := vmcontext.Load(ctx, vmcontext.LoadOptions{Root: string(root), ContextFile: contextFile, Getenv: getenv})
+		opts := vmcontext.LoadOptions{Root: string(root), Getenv: getenv}
+		if contextFile != "" {
+			abs, err := filepath.Abs(contextFile)
+			if err != nil {
+				return nil, fmt.Errorf("context file %s: %w", contextFile, err)
+			}
+			opts.Root, opts.ContextFile = "/", abs
+		}
+		vc, err := vmcontext.Load(ctx, opts)
 		if err != nil {
 			return nil, err
 		}

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/onekube/onekube/agent"
+	"github.com/onekube/onekube/agent/kubeadm"
+	"github.com/onekube/onekube/agent/system"
+	"github.com/onekube/onekube/cmd/internal/version"
+)
+
+// bootstrapFlags are the flags of `onekube-agent bootstrap`.
+type bootstrapFlags struct {
+	root, contextFile   string
+	logFormat, logLevel string
+	tun                 agent.Tunables
+}
+
+func newBootstrapCommand(stderr io.Writer) *cobra.Command {
+	f := bootstrapFlags{tun: agent.DefaultTunables()}
+	cmd := &cobra.Command{
+		Use:   "bootstrap",
+		Short: "Initialize or join the cluster, then report READY (runs once at boot)",
+		Long: "bootstrap does this VM's part of the cluster and exits 0 when it is done:\n" +
+			"the first master initialized and published, or a worker joined; READY=YES reported.\n" +
+			"After a success it does nothing. Progress is kept under <root>/var/lib/onekube.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var level slog.Level
+			if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
+				return fmt.Errorf("--log-level: %w", err)
+			}
+			log, err := agent.NewLogger(f.logFormat, stderr, level)
+			if err != nil {
+				return err // usage
+			}
+			if err := f.tun.Validate(); err != nil {
+				return err
+			}
+			return runBootstrap(cmd.Context(), f, log)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.contextFile, "context", "", "context.sh to read, as given (token from token.txt beside it, or ONEGATE_TOKEN/TOKENTXT in it); default: discover under --root")
+	fl.StringVar(&f.root, "root", "/", "directory every path the agent reads or writes is joined to")
+	fl.DurationVar(&f.tun.MasterTimeout, "master-timeout", agent.DefaultMasterTimeout, "how long a worker waits for the master to publish")
+	fl.StringVar(&f.tun.CNIDir, "cni-dir", agent.DefaultCNIDir, "directory of <cni>.yaml manifests (under --root)")
+	fl.StringVar(&f.logFormat, "log-format", agent.LogAuto, "auto, text, json or journal")
+	fl.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	// Knobs for tests and demos; production keeps the defaults.
+	fl.DurationVar(&f.tun.PollInterval, "poll-interval", agent.DefaultPollInterval, "first backoff interval")
+	fl.DurationVar(&f.tun.MaxPollInterval, "max-poll-interval", agent.DefaultMaxPollInterval, "backoff interval cap")
+	fl.DurationVar(&f.tun.OneGateTimeout, "onegate-timeout", agent.DefaultOneGateTimeout, "how long to ride through OneGate failures")
+	for _, h := range []string{"poll-interval", "max-poll-interval", "onegate-timeout"} {
+		_ = fl.MarkHidden(h)
+	}
+	return cmd
+}
+
+func runBootstrap(ctx context.Context, f bootstrapFlags, log *slog.Logger) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	root := system.Root(f.root)
+	exec := system.OSExec{}
+	log.Info("onekube-agent starting", "version", version.String(), "root", f.root)
+	err := agent.Bootstrap(ctx, agent.Options{Root: root, ContextFile: f.contextFile, Tunables: f.tun}, agent.Deps{
+		LoadSource: agent.ContextSource(root, f.contextFile, os.Getenv),
+		NewOneGate: agent.NewOneGateClient,
+		Kubeadm:    kubeadm.Runner{Exec: exec},
+		Exec:       exec,
+		Clock:      system.RealClock{},
+		Notify:     agent.SystemdNotifier{Log: log},
+		Log:        log,
+	})
+	if err != nil {
+		return runFailure{err}
+	}
+	return nil
+}

@@ -1,0 +1,24 @@
+package main
+
+import (
+	"io"
+
+	"github.com/spf13/cobra"
+)
+
+func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "onekube-agent",
+		Short: "Bootstrap this VM into a onekube Kubernetes cluster",
+		Long: "onekube-agent runs once at boot in every VM of a onekube OneFlow service.\n" +
+			"The master role's first VM runs kubeadm init and publishes the join data through\n" +
+			"OneGate; every other VM waits for it and runs kubeadm join.",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.CompletionOptions.DisableDefaultCmd = true
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.AddCommand(newBootstrapCommand(stderr), newStatusCommand(stdout), newVersionCommand(stdout))
+	return root
+}
