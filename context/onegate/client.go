@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -149,7 +150,8 @@ func (c *Client) transportError(ctx, rctx context.Context, method, path string, 
 	if ctx.Err() != nil {
 		return fmt.Errorf("onegate: %s %s: %w", method, path, context.Cause(ctx))
 	}
-	if errors.Is(context.Cause(rctx), errRequestTimeout) {
+	var ne net.Error
+	if errors.Is(context.Cause(rctx), errRequestTimeout) || errors.As(err, &ne) && ne.Timeout() {
 		return fmt.Errorf("onegate: %s %s: %w after %s", method, path, ErrTimeout, c.timeout)
 	}
 	// *url.Error repeats the method and URL (never headers); unwrap it to

@@ -30,7 +30,8 @@ func proxyFor(req *http.Request) (*url.URL, error) {
 }
 
 // newHTTPClient builds the client used when Config.HTTPClient is nil: the
-// usual transport settings, proxies as above, and TLS from cfg.
+// usual transport settings, proxies as above, and TLS from cfg. Request
+// deadlines come from the context each request carries, not from here.
 func newHTTPClient(cfg Config) (*http.Client, error) {
 	tlsConf := &tls.Config{MinVersion: tls.VersionTLS12}
 	if cfg.CAFile != "" {
@@ -52,14 +53,13 @@ func newHTTPClient(cfg Config) (*http.Client, error) {
 	tlsConf.InsecureSkipVerify = cfg.InsecureSkipVerify //nolint:gosec // opt-in
 
 	tr := &http.Transport{
-		Proxy:                 proxyFor,
-		DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		TLSClientConfig:       tlsConf,
-		TLSHandshakeTimeout:   10 * time.Second,
-		ResponseHeaderTimeout: cfg.Timeout,
-		IdleConnTimeout:       90 * time.Second,
-		MaxIdleConnsPerHost:   4,
-		ForceAttemptHTTP2:     true,
+		Proxy:               proxyFor,
+		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		TLSClientConfig:     tlsConf,
+		TLSHandshakeTimeout: 10 * time.Second,
+		IdleConnTimeout:     90 * time.Second,
+		MaxIdleConnsPerHost: 4,
+		ForceAttemptHTTP2:   true,
 	}
 	return &http.Client{Transport: tr}, nil
 }
