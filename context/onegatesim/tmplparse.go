@@ -47,6 +47,7 @@ const (
 	tCDATA
 	tString
 	tVariable
+	tEcho // flex's default rule: an unmatched byte, skipped
 )
 
 // tokName is what bison prints for each token: the aliases of the current
@@ -78,7 +79,9 @@ type lexer struct {
 	lastCol   int
 }
 
-func newLexer(in string) *lexer { return &lexer{in: in, line: 1, firstLine: 1, firstCol: 1, lastCol: 1} }
+func newLexer(in string) *lexer {
+	return &lexer{in: in, line: 1, firstLine: 1, firstCol: 1, lastCol: 1}
+}
 
 func isBlank(c byte) bool { return c == ' ' || c == '\t' }
 func isAlnum(c byte) bool {
@@ -190,7 +193,7 @@ func (l *lexer) match() (n int, kind tokKind, skip, strip bool) {
 		}
 	}
 	if best.n == 0 {
-		return 1, 0, true, false
+		return 1, tEcho, true, false
 	}
 	return best.n, best.kind, best.skip, best.strip
 }

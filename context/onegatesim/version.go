@@ -45,7 +45,7 @@ func (v version) String() string { return fmt.Sprintf("%d.%d", v.major, v.minor)
 func (v version) shortService() bool { return v.atLeast(5, 12) }
 
 // escapes: 5.12 added escape_attr to PUT bodies; 6.0 stopped quoting every '='.
-func (v version) escapes() bool     { return v.atLeast(5, 12) }
+func (v version) escapes() bool      { return v.atLeast(5, 12) }
 func (v version) escapeEqOnce() bool { return v.atLeast(6, 0) }
 
 // catchAll: 6.0 answers unknown routes with 400 instead of Sinatra's 404.
