@@ -36,6 +36,13 @@ func DefaultSpec() Spec {
 	return s
 }
 
+// WithDefaults returns s with every unset field filled in, as ParseSpec and
+// DefaultSpec return it. The elasticity bounds stay derived (MinVMs).
+func (s Spec) WithDefaults() Spec {
+	applyDefaults(&s)
+	return s
+}
+
 // applyDefaults fills every unset field; it is idempotent and the only place
 // defaults are decided (the derived elasticity bounds aside, see MinVMs).
 func applyDefaults(s *Spec) {

@@ -1,0 +1,242 @@
+package register
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	vmcontext "github.com/onekube/onekube/context"
+	"github.com/onekube/onekube/flow"
+)
+
+const (
+	user = "oneadmin"
+	pass = "s3cret-pass"
+)
+
+func registrar(t *testing.T, f *fakeOneFlow, o *fakeOned) Registrar {
+	flowURL, onedURL := servers(t, f, o)
+	hc := &http.Client{Timeout: 10 * time.Second}
+	return Registrar{
+		VM:   NewOnedTemplates(onedURL, user, vmcontext.NewSecret(pass), hc),
+		Flow: &FlowClient{BaseURL: flowURL, User: user, Password: vmcontext.NewSecret(pass), HTTP: hc},
+	}
+}
+
+func withIDs(spec flow.Spec, master, worker int) flow.Spec {
+	spec.Master.TemplateID, spec.Worker.TemplateID = &master, &worker
+	return spec
+}
+
+func TestCreateFresh(t *testing.T) {
+	t.Parallel()
+	for _, v := range []flow.OneFlowVersion{flow.Version6, flow.Version7} {
+		t.Run(v.String(), func(t *testing.T) {
+			f := &fakeOneFlow{pool: `{"DOCUMENT_POOL":{}}`, createID: 7}
+			o := &fakeOned{t: t, pool: vmPool(Document{3, "other"}), nextID: 40}
+			spec := flow.DefaultSpec()
+			out, err := registrar(t, f, o).Create(context.Background(), spec, Options{Version: v})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := []string{
+				"vm-template master 40 created (kubernetes-master)",
+				"vm-template worker 41 created (kubernetes-worker)",
+				"service-template 7 created (kubernetes)",
+			}
+			if got := strings.Join(outcomes(out), "\n"); got != strings.Join(want, "\n") {
+				t.Errorf("outcomes:\n%s", got)
+			}
+			// oned: list own templates, then allocate the rendered text.
+			masterText, _ := flow.RenderVMTemplate(spec, flow.RoleMaster)
+			workerText, _ := flow.RenderVMTemplate(spec, flow.RoleWorker)
+			wantCalls := []rpcCall{
+				{"one.templatepool.info", []string{user + ":" + pass, "-3", "-1", "-1"}},
+				{"one.template.allocate", []string{user + ":" + pass, masterText}},
+				{"one.template.allocate", []string{user + ":" + pass, workerText}},
+			}
+			if !slices.EqualFunc(o.calls, wantCalls, func(a, b rpcCall) bool { return a.Method == b.Method && slices.Equal(a.Params, b.Params) }) {
+				t.Errorf("oned calls:\n%q\nwant\n%q", o.calls, wantCalls)
+			}
+			// OneFlow: the pool, then POST of our JSON with the new IDs.
+			body, _ := flow.RenderService(withIDs(spec, 40, 41), v)
+			wantReqs := []flowRequest{
+				{"GET", "/service_template", user, pass, "", ""},
+				{"POST", "/service_template", user, pass, "application/json", string(body)},
+			}
+			if !slices.Equal(f.requests, wantReqs) {
+				t.Errorf("oneflow requests:\n%+v\nwant\n%+v", f.requests, wantReqs)
+			}
+		})
+	}
+}
+
+func TestCreateExistingRefused(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name    string
+		flow    string
+		oned    string
+		wantMsg string
+	}{
+		{"service exists", `{"DOCUMENT_POOL":{"DOCUMENT":{"ID":"7","NAME":"kubernetes"}}}`, vmPool(),
+			`already exists: service template "kubernetes" (ID 7); pass --replace`},
+		{"vm template exists", `{"DOCUMENT_POOL":{"DOCUMENT":[{"ID":"2","NAME":"other"}]}}`, vmPool(Document{12, "kubernetes-worker"}),
+			`already exists: VM template "kubernetes-worker" (ID 12, role worker); pass --replace`},
+		{"ambiguous", `{"DOCUMENT_POOL":{}}`, vmPool(Document{12, "kubernetes-worker"}, Document{13, "kubernetes-worker"}),
+			`12 and 13 are both VM templates named "kubernetes-worker"`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &fakeOneFlow{pool: tc.flow}
+			o := &fakeOned{t: t, pool: tc.oned}
+			_, err := registrar(t, f, o).Create(context.Background(), flow.DefaultSpec(), Options{Version: flow.Version7})
+			if err == nil || !strings.Contains(err.Error(), tc.wantMsg) {
+				t.Fatalf("err = %v, want %q", err, tc.wantMsg)
+			}
+			if len(f.writes()) != 0 || slices.Contains(o.methods(), "one.template.allocate") || slices.Contains(o.methods(), "one.template.update") {
+				t.Errorf("wrote despite refusing: %v %v", f.writes(), o.methods())
+			}
+		})
+	}
+}
+
+func TestCreateReplace(t *testing.T) {
+	t.Parallel()
+	f := &fakeOneFlow{pool: `{"DOCUMENT_POOL":{"DOCUMENT":[{"ID":"5","NAME":"x"},{"ID":"7","NAME":"kubernetes"}]}}`}
+	o := &fakeOned{t: t, pool: vmPool(Document{12, "kubernetes-worker"}, Document{11, "kubernetes-master"})}
+	spec := flow.DefaultSpec()
+	out, err := registrar(t, f, o).Create(context.Background(), spec, Options{Version: flow.Version7, Replace: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(outcomes(out), "; "); got != "vm-template master 11 updated (kubernetes-master); vm-template worker 12 updated (kubernetes-worker); service-template 7 updated (kubernetes)" {
+		t.Errorf("outcomes: %s", got)
+	}
+	masterText, _ := flow.RenderVMTemplate(spec, flow.RoleMaster)
+	if c := o.calls[1]; c.Method != "one.template.update" || !slices.Equal(c.Params, []string{user + ":" + pass, "11", masterText, "0"}) {
+		t.Errorf("update call %q", c)
+	}
+	body, _ := flow.RenderService(withIDs(spec, 11, 12), flow.Version7)
+	if w := f.writes(); len(w) != 1 || w[0].Method != "PUT" || w[0].Path != "/service_template/7" || w[0].Body != string(body) {
+		t.Errorf("writes: %+v", w)
+	}
+}
+
+func TestCreateReuseAndGiven(t *testing.T) {
+	t.Parallel()
+	f := &fakeOneFlow{pool: `{"DOCUMENT_POOL":{}}`, createID: 3}
+	o := &fakeOned{t: t, pool: vmPool(Document{12, "kubernetes-worker"}), nextID: 20}
+	out, err := registrar(t, f, o).Create(context.Background(), flow.DefaultSpec(), Options{Version: flow.Version7, ReuseVMTemplates: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(outcomes(out), "; "); got != "vm-template master 20 created (kubernetes-master); vm-template worker 12 reused (kubernetes-worker); service-template 3 created (kubernetes)" {
+		t.Errorf("outcomes: %s", got)
+	}
+
+	// IDs in the spec: oned is not asked at all.
+	f2 := &fakeOneFlow{pool: `{"DOCUMENT_POOL":{}}`, createID: 4}
+	o2 := &fakeOned{t: t}
+	spec := withIDs(flow.DefaultSpec(), 0, 9)
+	out, err = registrar(t, f2, o2).Create(context.Background(), spec, Options{Version: flow.Version6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(o2.calls) != 0 {
+		t.Errorf("oned called: %v", o2.calls)
+	}
+	body, _ := flow.RenderService(spec, flow.Version6)
+	if w := f2.writes(); len(w) != 1 || w[0].Body != string(body) || !strings.Contains(w[0].Body, `"vm_template": 0`) {
+		t.Errorf("writes: %+v", w)
+	}
+	if got := strings.Join(outcomes(out), "; "); got != "vm-template master 0 given (); vm-template worker 9 given (); service-template 4 created (kubernetes)" {
+		t.Errorf("outcomes: %s", got)
+	}
+}
+
+func TestCreateSharedVMTemplate(t *testing.T) {
+	t.Parallel()
+	f := &fakeOneFlow{pool: `{"DOCUMENT_POOL":{}}`}
+	o := &fakeOned{t: t, pool: vmPool(), nextID: 5}
+	spec := flow.DefaultSpec()
+	spec.Master.TemplateName, spec.Worker.TemplateName = "k8s-node", "k8s-node"
+	out, err := registrar(t, f, o).Create(context.Background(), spec, Options{Version: flow.Version7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(strings.Join(o.methods(), " "), "allocate"); n != 1 || out[1].ID != 5 || out[1].Action != Reused {
+		t.Errorf("allocations %d, outcomes %v", n, outcomes(out))
+	}
+}
+
+func TestCreateErrorsVerbatim(t *testing.T) {
+	t.Parallel()
+	msg := "Role 'worker' has an invalid attribute. Password " + pass + " rejected"
+	f := &fakeOneFlow{pool: `{"DOCUMENT_POOL":{}}`, fail: msg}
+	o := &fakeOned{t: t}
+	_, err := registrar(t, f, o).Create(context.Background(), withIDs(flow.DefaultSpec(), 1, 2), Options{Version: flow.Version7})
+	var he *HTTPError
+	if !errors.As(err, &he) || he.Status != "400 Bad Request" {
+		t.Fatalf("err = %v", err)
+	}
+	want := "oneflow: POST /service_template: 400 Bad Request: Role 'worker' has an invalid attribute. Password <redacted> rejected"
+	if err.Error() != want {
+		t.Errorf("err = %q\nwant  %q", err, want)
+	}
+
+	o2 := &fakeOned{t: t, failWith: "[one.templatepool.info] User couldn't be authenticated"}
+	_, err = registrar(t, &fakeOneFlow{pool: `{}`}, o2).Create(context.Background(), flow.DefaultSpec(), Options{Version: flow.Version7})
+	if err == nil || !strings.Contains(err.Error(), "User couldn't be authenticated") {
+		t.Errorf("err = %v", err)
+	}
+
+	spec := flow.DefaultSpec()
+	spec.Master.Count = ptr(2)
+	if _, err := registrar(t, &fakeOneFlow{}, &fakeOned{t: t}).Create(context.Background(), spec, Options{Version: flow.Version7}); !errors.Is(err, flow.ErrSpec) {
+		t.Errorf("bad spec: %v", err)
+	}
+}
+
+func TestFlowClientList(t *testing.T) {
+	t.Parallel()
+	for pool, want := range map[string]string{
+		`{"DOCUMENT_POOL":{}}`: "",
+		`{"DOCUMENT_POOL":{"DOCUMENT":{"ID":"3","NAME":"a"}}}`:                       "3:a",
+		`{"DOCUMENT_POOL":{"DOCUMENT":[{"ID":"3","NAME":"a"},{"ID":4,"NAME":"b"}]}}`: "3:a 4:b",
+	} {
+		f := &fakeOneFlow{pool: pool}
+		url, _ := servers(t, f, &fakeOned{t: t})
+		docs, err := (&FlowClient{BaseURL: url, HTTP: http.DefaultClient}).List(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, d := range docs {
+			got = append(got, strconv.Itoa(d.ID)+":"+d.Name)
+		}
+		if strings.Join(got, " ") != want {
+			t.Errorf("%s: %v", pool, got)
+		}
+	}
+	f := &fakeOneFlow{pool: `{"DOCUMENT_POOL":{"DOCUMENT":{"ID":"x"}}}`}
+	url, _ := servers(t, f, &fakeOned{t: t})
+	if _, err := (&FlowClient{BaseURL: url, HTTP: http.DefaultClient}).List(context.Background()); err == nil {
+		t.Error("bad ID accepted")
+	}
+}
+
+func outcomes(out []Outcome) []string {
+	var s []string
+	for _, o := range out {
+		s = append(s, o.String())
+	}
+	return s
+}
+
+func ptr[T any](v T) *T { return &v }
