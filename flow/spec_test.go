@@ -11,7 +11,7 @@ func TestParseSpec(t *testing.T) {
 	head := "apiVersion: onekube.io/v1alpha1\nkind: Cluster\n"
 	cases := []struct {
 		name, doc, wantErr string
-		check             func(t *testing.T, s Spec)
+		check              func(t *testing.T, s Spec)
 	}{
 		{name: "minimal", doc: head, check: func(t *testing.T, s Spec) {
 			d := DefaultSpec()

@@ -206,7 +206,7 @@ func TestCreateErrorsVerbatim(t *testing.T) {
 func TestFlowClientList(t *testing.T) {
 	t.Parallel()
 	for pool, want := range map[string]string{
-		`{"DOCUMENT_POOL":{}}`: "",
+		`{"DOCUMENT_POOL":{}}`:                                                       "",
 		`{"DOCUMENT_POOL":{"DOCUMENT":{"ID":"3","NAME":"a"}}}`:                       "3:a",
 		`{"DOCUMENT_POOL":{"DOCUMENT":[{"ID":"3","NAME":"a"},{"ID":4,"NAME":"b"}]}}`: "3:a 4:b",
 	} {
