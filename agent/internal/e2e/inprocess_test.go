@@ -1,0 +1,264 @@
+package e2e
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/big"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/onekube/onekube/agent"
+	"github.com/onekube/onekube/agent/internal/simcluster"
+	"github.com/onekube/onekube/agent/kubeadm"
+	"github.com/onekube/onekube/agent/system"
+	"github.com/onekube/onekube/agent/system/systemtest"
+	"github.com/onekube/onekube/context/onegatesim"
+)
+
+// inProcess runs one agent per VM as a goroutine (agent.Bootstrap with the
+// real OneGate client over loopback HTTP and a scripted Exec), so hundreds
+// of VMs fit on a 2-core machine. It measures the OneGate cost per worker.
+type inProcess struct {
+	sim       *onegatesim.Sim
+	serviceID int
+	mu        sync.Mutex
+	joinStart map[int]time.Time
+	errs      map[int]error
+	wg        sync.WaitGroup
+}
+
+type clusterResult struct {
+	workers           int
+	reqPerWorker      float64
+	bytesPerWorker    float64
+	maxReqPerWorker   int
+	routes            map[string]int // summed over workers
+	publishToLastJoin time.Duration
+	// serviceDoc is the size of the short GET /service response a worker
+	// reads once; it lists every node, so it grows with N.
+	serviceDoc int
+}
+
+// otherBytesPerWorker is what a worker receives besides its one read of
+// the service document: the part that must stay flat.
+func (r clusterResult) otherBytesPerWorker() float64 {
+	return r.bytesPerWorker - float64(r.serviceDoc)
+}
+
+func caPEM(tb testing.TB) []byte {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "kubernetes"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+}
+
+// runInProcess instantiates 1 master + n workers with deployment none
+// (every VM boots at once, workers wait) and waits for all agents.
+func runInProcess(tb testing.TB, n int, tun agent.Tunables) clusterResult {
+	tb.Helper()
+	dir := tb.TempDir()
+	ip := &inProcess{sim: onegatesim.New(onegatesim.Options{Dir: filepath.Join(dir, "sim")}),
+		joinStart: map[int]time.Time{}, errs: map[int]error{}}
+	defer ip.sim.Close()
+	if _, err := ip.sim.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	ca := caPEM(tb)
+	ip.sim.OnVMCreated(func(vm onegatesim.VMInfo) {
+		ip.wg.Add(1)
+		go func() {
+			defer ip.wg.Done()
+			err := ip.boot(vm, filepath.Join(dir, fmt.Sprint(vm.ID)), ca, tun)
+			ip.mu.Lock()
+			ip.errs[vm.ID] = err
+			ip.mu.Unlock()
+		}()
+	})
+	tmpl, merge, err := simcluster.Template(n, "none")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if ip.serviceID, err = ip.sim.Instantiate(tmpl, merge); err != nil {
+		tb.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	if err := ip.sim.WaitServiceRunning(ctx); err != nil {
+		tb.Fatalf("service not running: %v", err)
+	}
+	ip.wg.Wait()
+	for id, err := range ip.errs {
+		if err != nil {
+			tb.Fatalf("VM %d: %v", id, err)
+		}
+	}
+	return ip.result(tb, n)
+}
+
+func (ip *inProcess) boot(vm onegatesim.VMInfo, root string, ca []byte, tun agent.Tunables) error {
+	r := system.Root(root)
+	exec := (&systemtest.FakeExec{}).
+		On("kubeadm version", systemtest.Reply{Stdout: "v1.36.3\n"}).
+		On("kubeadm init", systemtest.Reply{Do: func(system.Cmd) error {
+			return r.WriteFile(agent.CACertFile, ca, 0o644)
+		}}).
+		On("kubeadm join", systemtest.Reply{Do: func(system.Cmd) error {
+			ip.mu.Lock()
+			ip.joinStart[vm.ID] = time.Now()
+			ip.mu.Unlock()
+			return nil
+		}}).
+		On("kubectl", systemtest.Reply{})
+	if err := r.WriteFile(filepath.Join(agent.DefaultCNIDir, "flannel.yaml"), []byte("kind: List\n"), 0o644); err != nil {
+		return err
+	}
+	return agent.Bootstrap(context.Background(), agent.Options{Root: r, Tunables: tun}, agent.Deps{
+		LoadSource: agent.ContextSource(r, vm.ContextFile, func(string) string { return "" }),
+		NewOneGate: agent.NewOneGateClient,
+		Kubeadm:    kubeadm.Runner{Exec: exec},
+		Exec:       exec,
+		Clock:      system.RealClock{},
+		Log:        slog.New(slog.DiscardHandler),
+	})
+}
+
+func (ip *inProcess) result(tb testing.TB, n int) clusterResult {
+	masters := ip.sim.RoleVMs(ip.serviceID, "master")
+	workers := ip.sim.RoleVMs(ip.serviceID, "worker")
+	if len(masters) != 1 || len(workers) != n {
+		tb.Fatalf("%d masters, %d workers", len(masters), len(workers))
+	}
+	var published time.Time
+	for _, e := range ip.sim.Events() {
+		if e.Kind == onegatesim.EventVMReady && e.VMID == masters[0].ID {
+			published = e.Time
+		}
+	}
+	res := clusterResult{workers: n, routes: map[string]int{}}
+	var last time.Time
+	total, bytes := 0, int64(0)
+	for _, w := range workers {
+		st := ip.sim.Stats(w.ID)
+		total += st.Total
+		bytes += st.BytesOut
+		res.maxReqPerWorker = max(res.maxReqPerWorker, st.Total)
+		for k, v := range st.Requests {
+			res.routes[k] += v
+		}
+		js, ok := ip.joinStart[w.ID]
+		if !ok {
+			tb.Fatalf("worker %d never joined", w.ID)
+		}
+		if js.After(last) {
+			last = js
+		}
+	}
+	res.serviceDoc = serviceDocSize(tb, ip.sim.Endpoint(), workers[0])
+	res.reqPerWorker = float64(total) / float64(n)
+	res.bytesPerWorker = float64(bytes) / float64(n)
+	res.publishToLastJoin = last.Sub(published)
+	return res
+}
+
+// serviceDocSize reads GET /service as a worker does and returns the body
+// size. It runs after the cluster is up, so it is not in the stats above.
+func serviceDocSize(tb testing.TB, endpoint string, vm onegatesim.VMInfo) int {
+	req, err := http.NewRequest(http.MethodGet, endpoint+"/service", nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	req.Header.Set("X-ONEGATE-TOKEN", vm.Token.Reveal())
+	req.Header.Set("X-ONEGATE-VMID", fmt.Sprint(vm.ID))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		tb.Fatalf("GET /service: %d %v", resp.StatusCode, err)
+	}
+	return len(b)
+}
+
+// benchTunables are the production backoff scaled down 20x, so a benchmark
+// run takes seconds; the shape (x1.5, ±50% jitter, capped) is the same.
+var benchTunables = agent.Tunables{PollInterval: 100 * time.Millisecond, MaxPollInterval: 1500 * time.Millisecond}
+
+func BenchmarkWorkersJoin(b *testing.B) {
+	for _, n := range []int{10, 100, 500} {
+		b.Run(fmt.Sprintf("workers=%d", n), func(b *testing.B) {
+			var res clusterResult
+			for b.Loop() {
+				res = runInProcess(b, n, benchTunables)
+			}
+			b.ReportMetric(res.reqPerWorker, "req/worker")
+			b.ReportMetric(res.bytesPerWorker, "respB/worker")
+			b.ReportMetric(res.otherBytesPerWorker(), "respB-excl-service/worker")
+			b.ReportMetric(float64(res.serviceDoc), "serviceB")
+			b.ReportMetric(float64(res.maxReqPerWorker), "maxreq/worker")
+			b.ReportMetric(float64(res.publishToLastJoin.Milliseconds()), "ms-publish-to-last-join")
+		})
+	}
+}
+
+// TestOneGateCostPerWorkerIsFlat checks the structural bound behind the
+// benchmark: each worker reads the service once and its own VM once, reports
+// a fixed number of updates, and polls only the master's VM, whose document
+// does not grow with the cluster. So requests and bytes per worker at N=60
+// stay within what N=6 costs, up to timing noise in the number of polls.
+func TestOneGateCostPerWorkerIsFlat(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts 70 in-process agents")
+	}
+	small := runInProcess(t, 6, benchTunables)
+	large := runInProcess(t, 60, benchTunables)
+	for _, r := range []clusterResult{small, large} {
+		n := r.workers
+		for route, want := range map[string]int{onegatesim.RouteGetService: n, onegatesim.RouteGetVM: n, onegatesim.RoutePutVM: 6 * n} {
+			if r.routes[route] != want {
+				t.Errorf("N=%d: %s = %d, want %d (%v)", n, route, r.routes[route], want, r.routes)
+			}
+		}
+		allowed := []string{onegatesim.RouteGetService, onegatesim.RouteGetVM, onegatesim.RoutePutVM, onegatesim.RouteGetVMByID}
+		for route := range r.routes {
+			if !slices.Contains(allowed, route) {
+				t.Errorf("N=%d: workers used %s", n, route)
+			}
+		}
+	}
+	// Besides the one read of the short service document (a list of node
+	// IDs, ~100 B per VM), what a worker receives must not grow with N:
+	// its own VM, the polled master VM, empty PUT answers.
+	if a, b := small.otherBytesPerWorker(), large.otherBytesPerWorker(); b > a*1.25+200 {
+		t.Errorf("bytes per worker (service document aside) grew with N: %.0f at N=%d, %.0f at N=%d", a, small.workers, b, large.workers)
+	}
+	// Polls depend on timing only: allow noise, not growth in proportion.
+	if large.reqPerWorker > small.reqPerWorker*2+4 {
+		t.Errorf("requests per worker grew with N: %.1f at N=%d, %.1f at N=%d", small.reqPerWorker, small.workers, large.reqPerWorker, large.workers)
+	}
+	for _, r := range []clusterResult{small, large} {
+		t.Logf("N=%d: %.1f req/worker, %.0f B/worker (%.0f besides the %d B service document)",
+			r.workers, r.reqPerWorker, r.bytesPerWorker, r.otherBytesPerWorker(), r.serviceDoc)
+	}
+}

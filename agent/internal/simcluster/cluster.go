@@ -1,0 +1,280 @@
+package simcluster
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/onekube/onekube/context/onegatesim"
+)
+
+// Options describe a simulated service.
+type Options struct {
+	// Dir holds one root per VM (vm-<id>/root), the contexts and the
+	// stand-in log.
+	Dir  string
+	Bins Binaries
+	// Workers is the worker role's cardinality.
+	Workers int
+	// Deployment is "straight" (workers after the master is READY) or
+	// "none" (every VM at once).
+	Deployment string
+	// Delay, when set, holds back the agent of a VM (e.g. the master, so
+	// workers start first).
+	Delay func(vm onegatesim.VMInfo) time.Duration
+	// Args are extra bootstrap flags for every agent (poll intervals).
+	Args []string
+	// Env adds variables to every agent (e.g. ONEKUBE_STANDIN_FAIL).
+	Env []string
+	// CNIManifest is written to every root as the chosen CNI's manifest.
+	CNIManifest string
+	// Sim configures the simulator; its Dir defaults to <Dir>/sim.
+	Sim onegatesim.Options
+}
+
+// Cluster is a running simulated service.
+type Cluster struct {
+	Sim        *onegatesim.Sim
+	ServiceID  int
+	StandinLog string
+	Started    time.Time
+
+	o    Options
+	mu   sync.Mutex
+	runs map[int]*Run
+	wg   sync.WaitGroup
+	ctx  context.Context
+	stop context.CancelFunc
+}
+
+// Run is one agent process.
+type Run struct {
+	VM     onegatesim.VMInfo
+	Root   string
+	Args   []string
+	Start  time.Time
+	End    time.Time
+	Code   int   // exit code, -1 if killed
+	Err    error // a start or wait failure other than a non-zero exit
+	output lockedBuffer
+	done   chan struct{}
+}
+
+// Output is what the process wrote to stdout and stderr.
+func (r *Run) Output() string { return r.output.String() }
+
+// Done is closed when the process has exited.
+func (r *Run) Done() <-chan struct{} { return r.done }
+
+// CNIDir is where simcluster puts the CNI manifest in every root.
+const CNIDir = "/usr/share/onekube/cni"
+
+// Start renders flow's default service with o.Workers workers, starts the
+// simulator and instantiates the service; every VM gets an agent process
+// the moment the simulator creates it.
+func Start(o Options) (*Cluster, error) {
+	if o.Deployment == "" {
+		o.Deployment = "straight"
+	}
+	if o.Sim.Dir == "" {
+		o.Sim.Dir = filepath.Join(o.Dir, "sim")
+	}
+	tmpl, merge, err := Template(o.Workers, o.Deployment)
+	if err != nil {
+		return nil, err
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	c := &Cluster{
+		Sim:        onegatesim.New(o.Sim),
+		StandinLog: filepath.Join(o.Dir, "standin.log"),
+		o:          o,
+		runs:       map[int]*Run{},
+		ctx:        ctx,
+		stop:       stop,
+	}
+	if _, err := c.Sim.Start(); err != nil {
+		stop()
+		return nil, err
+	}
+	c.Sim.OnVMCreated(c.launch)
+	c.Started = time.Now()
+	id, err := c.Sim.Instantiate(tmpl, merge)
+	if err != nil {
+		c.Close()
+		return nil, fmt.Errorf("instantiating: %w", err)
+	}
+	c.ServiceID = id
+	return c, nil
+}
+
+// launch starts the agent of a newly created VM.
+func (c *Cluster) launch(vm onegatesim.VMInfo) {
+	root := filepath.Join(c.o.Dir, fmt.Sprintf("vm-%d", vm.ID), "root")
+	r := &Run{VM: vm, Root: root, done: make(chan struct{})}
+	c.mu.Lock()
+	c.runs[vm.ID] = r
+	c.mu.Unlock()
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		defer close(r.done)
+		if c.o.Delay != nil {
+			select {
+			case <-time.After(c.o.Delay(vm)):
+			case <-c.ctx.Done():
+				r.Code, r.Err = -1, c.ctx.Err()
+				return
+			}
+		}
+		r.Err = c.exec(r)
+	}()
+}
+
+func (c *Cluster) exec(r *Run) error {
+	if err := os.MkdirAll(r.Root, 0o755); err != nil {
+		r.Code = -1
+		return err
+	}
+	if c.o.CNIManifest != "" {
+		p := filepath.Join(r.Root, CNIDir, "flannel.yaml")
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, []byte(c.o.CNIManifest), 0o644); err != nil {
+			return err
+		}
+	}
+	r.Args = append([]string{"bootstrap", "--context", r.VM.ContextFile, "--root", r.Root, "--log-format", "json"}, c.o.Args...)
+	cmd := exec.CommandContext(c.ctx, c.o.Bins.Agent, r.Args...)
+	cmd.Env = c.env(r)
+	cmd.Stdout, cmd.Stderr = &r.output, &r.output
+	r.Start = time.Now()
+	err := cmd.Run()
+	r.End = time.Now()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &ee):
+		r.Code = ee.ExitCode()
+		return nil
+	default:
+		r.Code = -1
+		return err
+	}
+}
+
+// env is the agent's environment: this process's, without anything that
+// would override the VM's context or reach a real service manager, plus
+// the stand-ins first on PATH.
+func (c *Cluster) env(r *Run) []string {
+	drop := []string{"ONEGATE_ENDPOINT", "VMID", "TOKENTXT", "NOTIFY_SOCKET", "JOURNAL_STREAM", "PATH"}
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(drop, k) && !strings.HasPrefix(k, "ONEKUBE_STANDIN_") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env,
+		"PATH="+c.o.Bins.StandinDir+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"ONEKUBE_STANDIN_ROOT="+r.Root,
+		"ONEKUBE_STANDIN_LOG="+c.StandinLog,
+	)
+	if r.VM.Role != "master" {
+		// A joining stand-in checks the config's CA pin against the CA
+		// the master's stand-in wrote, as discovery would.
+		if ms := c.Sim.RoleVMs(r.VM.ServiceID, "master"); len(ms) > 0 {
+			env = append(env, "ONEKUBE_STANDIN_CA="+filepath.Join(c.RootOf(ms[0].ID), "etc/kubernetes/pki/ca.crt"))
+		}
+	}
+	return append(env, c.o.Env...)
+}
+
+// RootOf is the root directory of a VM's agent.
+func (c *Cluster) RootOf(vmid int) string {
+	return filepath.Join(c.o.Dir, fmt.Sprintf("vm-%d", vmid), "root")
+}
+
+// Runs returns the agent runs started so far, by VM ID.
+func (c *Cluster) Runs() []*Run {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]*Run, 0, len(c.runs))
+	for _, r := range c.runs {
+		out = append(out, r)
+	}
+	slices.SortFunc(out, func(a, b *Run) int { return a.VM.ID - b.VM.ID })
+	return out
+}
+
+// Wait waits until n agents have been started and all of them exited, or
+// ctx ends.
+func (c *Cluster) Wait(ctx context.Context, n int) ([]*Run, error) {
+	for {
+		runs := c.Runs()
+		finished := 0
+		for _, r := range runs {
+			select {
+			case <-r.done:
+				finished++
+			default:
+			}
+		}
+		if len(runs) >= n && finished == len(runs) {
+			return runs, nil
+		}
+		select {
+		case <-ctx.Done():
+			return runs, fmt.Errorf("waiting for %d agents (%d started, %d finished): %w", n, len(runs), finished, ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// Close kills agents still running and stops the simulator.
+func (c *Cluster) Close() {
+	c.stop()
+	c.wg.Wait()
+	_ = c.Sim.Close()
+}
+
+// RunAgain runs a VM's agent once more, synchronously, with the same
+// arguments (a reboot).
+func (c *Cluster) RunAgain(vmid int) (*Run, error) {
+	c.mu.Lock()
+	prev := c.runs[vmid]
+	c.mu.Unlock()
+	if prev == nil {
+		return nil, fmt.Errorf("VM %d never ran", vmid)
+	}
+	r := &Run{VM: prev.VM, Root: prev.Root, done: make(chan struct{})}
+	defer close(r.done)
+	r.Err = c.exec(r)
+	return r, r.Err
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
