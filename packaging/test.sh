@@ -67,7 +67,8 @@ rpm -qp --scripts "$rpm" | grep -q 'postinstall scriptlet' || fail "rpm lacks it
 mkdir -p "$work/rpmroot"
 # (rpm warns that Debian hosts should use alien; it is only a file-list check.)
 rpm --root "$work/rpmroot" --initdb 2>/dev/null
-rpm --root "$work/rpmroot" -i --nodeps --noscripts "$rpm" 2>&1 | grep -v -e "should not be used directly" -e "know what you are doing" || true
+rpm --root "$work/rpmroot" -i --nodeps --noscripts "$rpm" >"$work/rpm.log" 2>&1 ||
+	{ cat "$work/rpm.log" >&2; fail "rpm -i --root"; }
 [[ $(stat -c '%a' "$work/rpmroot/var/lib/onekube") == 700 ]] || fail "rpm: /var/lib/onekube mode"
 
 stamp "Debian root (debootstrap minbase + systemd)"
