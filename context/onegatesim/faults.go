@@ -15,7 +15,9 @@ const (
 	FaultLatency FaultKind = iota
 	// FaultStatus answers Status (500, 503...) with Body instead of serving.
 	FaultStatus
-	// FaultDrop closes the connection without any response.
+	// FaultDrop closes the connection without any response. Note that Go's
+	// http.Transport retries an idempotent request (GET, PUT with a
+	// rewindable body) once when a reused connection closes unanswered.
 	FaultDrop
 )
 
