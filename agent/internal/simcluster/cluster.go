@@ -30,6 +30,12 @@ type Options struct {
 	// Delay, when set, holds back the agent of a VM (e.g. the master, so
 	// workers start first).
 	Delay func(vm onegatesim.VMInfo) time.Duration
+	// Skip, when set and true, never starts the agent of a VM (a master
+	// that never publishes).
+	Skip func(vm onegatesim.VMInfo) bool
+	// BeforeStart runs just before a VM's agent starts (e.g. to break its
+	// OneGate token).
+	BeforeStart func(vm onegatesim.VMInfo)
 	// Args are extra bootstrap flags for every agent (poll intervals).
 	Args []string
 	// Env adds variables to every agent (e.g. ONEKUBE_STANDIN_FAIL).
@@ -117,6 +123,9 @@ func Start(o Options) (*Cluster, error) {
 
 // launch starts the agent of a newly created VM.
 func (c *Cluster) launch(vm onegatesim.VMInfo) {
+	if c.o.Skip != nil && c.o.Skip(vm) {
+		return
+	}
 	root := filepath.Join(c.o.Dir, fmt.Sprintf("vm-%d", vm.ID), "root")
 	r := &Run{VM: vm, Root: root, done: make(chan struct{})}
 	c.mu.Lock()
@@ -133,6 +142,9 @@ func (c *Cluster) launch(vm onegatesim.VMInfo) {
 				r.Code, r.Err = -1, c.ctx.Err()
 				return
 			}
+		}
+		if c.o.BeforeStart != nil {
+			c.o.BeforeStart(vm)
 		}
 		r.Err = c.exec(r)
 	}()
