@@ -74,3 +74,6 @@ marketplace: ## regenerate appliance/marketplace/*.yaml from flow/ (the drift te
 
 appliance-image: package ## build the appliance qcow2 for real with Packer (needs KVM and the internet)
 	appliance/build.sh
+
+demo: ## run a simulated service (1 master + 3 workers) on this machine and print a timeline
+	$(GO) run ./agent/internal/demo $(DEMO_FLAGS)
