@@ -123,7 +123,7 @@ func TestVMTemplateContract(t *testing.T) {
 				}
 			}
 			r, _ := spec.Role(role)
-			if got["MEMORY"] != itoa(r.MemoryMB) || got["NAME"] != r.TemplateName {
+			if got["MEMORY"] != itoa(r.MemoryMB) || got["NAME"] != spec.TemplateName(role) {
 				t.Errorf("%s/%s: MEMORY %s NAME %s", name, role, got["MEMORY"], got["NAME"])
 			}
 		}

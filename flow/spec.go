@@ -80,7 +80,8 @@ type Role struct {
 	Min *int `json:"min,omitempty"`
 	Max *int `json:"max,omitempty"`
 	// TemplateID is an existing VM template; unset means create registers
-	// one (named TemplateName) and render writes -1.
+	// one (named TemplateName, default "<cluster>-<role>") and render
+	// writes -1.
 	TemplateID   *int    `json:"templateID,omitempty"`
 	TemplateName string  `json:"templateName,omitempty"`
 	CPU          float64 `json:"cpu,omitempty"`

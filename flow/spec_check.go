@@ -112,9 +112,6 @@ func checkRole(ps *problems, name string, r Role) {
 	if r.TemplateID != nil && *r.TemplateID < 0 {
 		ps.errorf(name+".templateID", "%d is not a VM template ID", *r.TemplateID)
 	}
-	if r.TemplateID == nil && r.TemplateName == "" {
-		ps.errorf(name+".templateName", "needs a name to register the VM template under")
-	}
 	if r.CPU <= 0 {
 		ps.errorf(name+".cpu", "%g: want more than 0", r.CPU)
 	}

@@ -74,8 +74,8 @@ func applyDefaults(s *Spec) {
 	if s.Network.Description == "" {
 		s.Network.Description = DefaultNetworkDesc
 	}
-	roleDefaults(&s.Master, s.Metadata.Name, RoleMaster, DefaultMasters, defaultMasterSize)
-	roleDefaults(&s.Worker, s.Metadata.Name, RoleWorker, DefaultWorkers, defaultWorkerSize)
+	roleDefaults(&s.Master, DefaultMasters, defaultMasterSize)
+	roleDefaults(&s.Worker, DefaultWorkers, defaultWorkerSize)
 	if s.Service.Deployment == "" {
 		s.Service.Deployment = DefaultDeployment
 	}
@@ -84,12 +84,9 @@ func applyDefaults(s *Spec) {
 	}
 }
 
-func roleDefaults(r *Role, cluster, role string, count int, size Role) {
+func roleDefaults(r *Role, count int, size Role) {
 	if r.Count == nil {
 		r.Count = ptr(count)
-	}
-	if r.TemplateName == "" {
-		r.TemplateName = cluster + "-" + role
 	}
 	if r.CPU == 0 {
 		r.CPU = size.CPU
@@ -103,6 +100,17 @@ func roleDefaults(r *Role, cluster, role string, count int, size Role) {
 	if r.Disk.Image == "" && r.Disk.ImageID == nil {
 		r.Disk.Image = DefaultImage
 	}
+}
+
+// TemplateName is the name role's VM template is registered under: the
+// role's templateName, else "<cluster name>-<role>". It is derived, not
+// defaulted, so renaming the cluster renames its templates.
+func (s Spec) TemplateName(role string) string {
+	r, err := s.Role(role)
+	if err == nil && r.TemplateName != "" {
+		return r.TemplateName
+	}
+	return s.Metadata.Name + "-" + role
 }
 
 // count returns the role's cardinality (0 when unset, before defaults).

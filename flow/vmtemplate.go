@@ -26,7 +26,7 @@ func RenderVMTemplate(spec Spec, role string) (string, error) {
 	}
 	inputs := UserInputs(spec)
 	t := oneTemplate{
-		pair("NAME", r.TemplateName),
+		pair("NAME", spec.TemplateName(role)),
 		pair("DESCRIPTION", "Kubernetes "+role+" of the onekube cluster "+spec.Metadata.Name+" (kubeadm, OneFlow)"),
 		pair("CPU", formatCPU(r.CPU)),
 		pair("VCPU", strconv.Itoa(r.VCPU)),

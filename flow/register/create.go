@@ -147,7 +147,7 @@ func (r Registrar) planVMTemplates(ctx context.Context, spec flow.Spec, opts Opt
 			if err != nil {
 				return nil, err
 			}
-			plans = append(plans, vmPlan{role: name, name: role.TemplateName, text: text})
+			plans = append(plans, vmPlan{role: name, name: spec.TemplateName(name), text: text})
 		}
 	}
 	if len(plans) == 0 {

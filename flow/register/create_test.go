@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	vmcontext "github.com/onekube/onekube/context"
 	"github.com/onekube/onekube/flow"
+	"github.com/onekube/onekube/flow/register/registertest"
 )
 
 const (
@@ -19,7 +21,7 @@ const (
 	pass = "s3cret-pass"
 )
 
-func registrar(t *testing.T, f *fakeOneFlow, o *fakeOned) Registrar {
+func registrar(t *testing.T, f *registertest.OneFlow, o *registertest.Oned) Registrar {
 	flowURL, onedURL := servers(t, f, o)
 	hc := &http.Client{Timeout: 10 * time.Second}
 	return Registrar{
@@ -37,8 +39,8 @@ func TestCreateFresh(t *testing.T) {
 	t.Parallel()
 	for _, v := range []flow.OneFlowVersion{flow.Version6, flow.Version7} {
 		t.Run(v.String(), func(t *testing.T) {
-			f := &fakeOneFlow{pool: `{"DOCUMENT_POOL":{}}`, createID: 7}
-			o := &fakeOned{t: t, pool: vmPool(Document{3, "other"}), nextID: 40}
+			f := &registertest.OneFlow{Pool: `{"DOCUMENT_POOL":{}}`, CreateID: 7}
+			o := &registertest.Oned{Pool: registertest.VMPool(registertest.VMTemplate{ID: 3, Name: "other"}), NextID: 40}
 			spec := flow.DefaultSpec()
 			out, err := registrar(t, f, o).Create(context.Background(), spec, Options{Version: v})
 			if err != nil {
@@ -55,22 +57,22 @@ func TestCreateFresh(t *testing.T) {
 			// oned: list own templates, then allocate the rendered text.
 			masterText, _ := flow.RenderVMTemplate(spec, flow.RoleMaster)
 			workerText, _ := flow.RenderVMTemplate(spec, flow.RoleWorker)
-			wantCalls := []rpcCall{
-				{"one.templatepool.info", []string{user + ":" + pass, "-3", "-1", "-1"}},
-				{"one.template.allocate", []string{user + ":" + pass, masterText}},
-				{"one.template.allocate", []string{user + ":" + pass, workerText}},
+			wantCalls := []registertest.RPCCall{
+				{Method: "one.templatepool.info", Params: []string{user + ":" + pass, "-3", "-1", "-1"}},
+				{Method: "one.template.allocate", Params: []string{user + ":" + pass, masterText}},
+				{Method: "one.template.allocate", Params: []string{user + ":" + pass, workerText}},
 			}
-			if !slices.EqualFunc(o.calls, wantCalls, func(a, b rpcCall) bool { return a.Method == b.Method && slices.Equal(a.Params, b.Params) }) {
-				t.Errorf("oned calls:\n%q\nwant\n%q", o.calls, wantCalls)
+			if !slices.EqualFunc(o.Calls, wantCalls, func(a, b registertest.RPCCall) bool { return a.Method == b.Method && slices.Equal(a.Params, b.Params) }) {
+				t.Errorf("oned calls:\n%q\nwant\n%q", o.Calls, wantCalls)
 			}
 			// OneFlow: the pool, then POST of our JSON with the new IDs.
 			body, _ := flow.RenderService(withIDs(spec, 40, 41), v)
-			wantReqs := []flowRequest{
-				{"GET", "/service_template", user, pass, "", ""},
-				{"POST", "/service_template", user, pass, "application/json", string(body)},
+			wantReqs := []registertest.FlowRequest{
+				{Method: "GET", Path: "/service_template", User: user, Password: pass},
+				{Method: "POST", Path: "/service_template", User: user, Password: pass, ContentType: "application/json", Body: string(body)},
 			}
-			if !slices.Equal(f.requests, wantReqs) {
-				t.Errorf("oneflow requests:\n%+v\nwant\n%+v", f.requests, wantReqs)
+			if !slices.Equal(f.Requests, wantReqs) {
+				t.Errorf("oneflow requests:\n%+v\nwant\n%+v", f.Requests, wantReqs)
 			}
 		})
 	}
@@ -84,23 +86,23 @@ func TestCreateExistingRefused(t *testing.T) {
 		oned    string
 		wantMsg string
 	}{
-		{"service exists", `{"DOCUMENT_POOL":{"DOCUMENT":{"ID":"7","NAME":"kubernetes"}}}`, vmPool(),
+		{"service exists", `{"DOCUMENT_POOL":{"DOCUMENT":{"ID":"7","NAME":"kubernetes"}}}`, registertest.VMPool(),
 			`already exists: service template "kubernetes" (ID 7); pass --replace`},
-		{"vm template exists", `{"DOCUMENT_POOL":{"DOCUMENT":[{"ID":"2","NAME":"other"}]}}`, vmPool(Document{12, "kubernetes-worker"}),
+		{"vm template exists", `{"DOCUMENT_POOL":{"DOCUMENT":[{"ID":"2","NAME":"other"}]}}`, registertest.VMPool(registertest.VMTemplate{ID: 12, Name: "kubernetes-worker"}),
 			`already exists: VM template "kubernetes-worker" (ID 12, role worker); pass --replace`},
-		{"ambiguous", `{"DOCUMENT_POOL":{}}`, vmPool(Document{12, "kubernetes-worker"}, Document{13, "kubernetes-worker"}),
+		{"ambiguous", `{"DOCUMENT_POOL":{}}`, registertest.VMPool(registertest.VMTemplate{ID: 12, Name: "kubernetes-worker"}, registertest.VMTemplate{ID: 13, Name: "kubernetes-worker"}),
 			`12 and 13 are both VM templates named "kubernetes-worker"`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			f := &fakeOneFlow{pool: tc.flow}
-			o := &fakeOned{t: t, pool: tc.oned}
+			f := &registertest.OneFlow{Pool: tc.flow}
+			o := &registertest.Oned{Pool: tc.oned}
 			_, err := registrar(t, f, o).Create(context.Background(), flow.DefaultSpec(), Options{Version: flow.Version7})
 			if err == nil || !strings.Contains(err.Error(), tc.wantMsg) {
 				t.Fatalf("err = %v, want %q", err, tc.wantMsg)
 			}
-			if len(f.writes()) != 0 || slices.Contains(o.methods(), "one.template.allocate") || slices.Contains(o.methods(), "one.template.update") {
-				t.Errorf("wrote despite refusing: %v %v", f.writes(), o.methods())
+			if len(f.Writes()) != 0 || slices.Contains(o.Methods(), "one.template.allocate") || slices.Contains(o.Methods(), "one.template.update") {
+				t.Errorf("wrote despite refusing: %v %v", f.Writes(), o.Methods())
 			}
 		})
 	}
@@ -108,8 +110,8 @@ func TestCreateExistingRefused(t *testing.T) {
 
 func TestCreateReplace(t *testing.T) {
 	t.Parallel()
-	f := &fakeOneFlow{pool: `{"DOCUMENT_POOL":{"DOCUMENT":[{"ID":"5","NAME":"x"},{"ID":"7","NAME":"kubernetes"}]}}`}
-	o := &fakeOned{t: t, pool: vmPool(Document{12, "kubernetes-worker"}, Document{11, "kubernetes-master"})}
+	f := &registertest.OneFlow{Pool: `{"DOCUMENT_POOL":{"DOCUMENT":[{"ID":"5","NAME":"x"},{"ID":"7","NAME":"kubernetes"}]}}`}
+	o := &registertest.Oned{Pool: registertest.VMPool(registertest.VMTemplate{ID: 12, Name: "kubernetes-worker"}, registertest.VMTemplate{ID: 11, Name: "kubernetes-master"})}
 	spec := flow.DefaultSpec()
 	out, err := registrar(t, f, o).Create(context.Background(), spec, Options{Version: flow.Version7, Replace: true})
 	if err != nil {
@@ -119,19 +121,19 @@ func TestCreateReplace(t *testing.T) {
 		t.Errorf("outcomes: %s", got)
 	}
 	masterText, _ := flow.RenderVMTemplate(spec, flow.RoleMaster)
-	if c := o.calls[1]; c.Method != "one.template.update" || !slices.Equal(c.Params, []string{user + ":" + pass, "11", masterText, "0"}) {
+	if c := o.Calls[1]; c.Method != "one.template.update" || !slices.Equal(c.Params, []string{user + ":" + pass, "11", masterText, "0"}) {
 		t.Errorf("update call %q", c)
 	}
 	body, _ := flow.RenderService(withIDs(spec, 11, 12), flow.Version7)
-	if w := f.writes(); len(w) != 1 || w[0].Method != "PUT" || w[0].Path != "/service_template/7" || w[0].Body != string(body) {
+	if w := f.Writes(); len(w) != 1 || w[0].Method != "PUT" || w[0].Path != "/service_template/7" || w[0].Body != string(body) {
 		t.Errorf("writes: %+v", w)
 	}
 }
 
 func TestCreateReuseAndGiven(t *testing.T) {
 	t.Parallel()
-	f := &fakeOneFlow{pool: `{"DOCUMENT_POOL":{}}`, createID: 3}
-	o := &fakeOned{t: t, pool: vmPool(Document{12, "kubernetes-worker"}), nextID: 20}
+	f := &registertest.OneFlow{Pool: `{"DOCUMENT_POOL":{}}`, CreateID: 3}
+	o := &registertest.Oned{Pool: registertest.VMPool(registertest.VMTemplate{ID: 12, Name: "kubernetes-worker"}), NextID: 20}
 	out, err := registrar(t, f, o).Create(context.Background(), flow.DefaultSpec(), Options{Version: flow.Version7, ReuseVMTemplates: true})
 	if err != nil {
 		t.Fatal(err)
@@ -141,18 +143,18 @@ func TestCreateReuseAndGiven(t *testing.T) {
 	}
 
 	// IDs in the spec: oned is not asked at all.
-	f2 := &fakeOneFlow{pool: `{"DOCUMENT_POOL":{}}`, createID: 4}
-	o2 := &fakeOned{t: t}
+	f2 := &registertest.OneFlow{Pool: `{"DOCUMENT_POOL":{}}`, CreateID: 4}
+	o2 := &registertest.Oned{}
 	spec := withIDs(flow.DefaultSpec(), 0, 9)
 	out, err = registrar(t, f2, o2).Create(context.Background(), spec, Options{Version: flow.Version6})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(o2.calls) != 0 {
-		t.Errorf("oned called: %v", o2.calls)
+	if len(o2.Calls) != 0 {
+		t.Errorf("oned called: %v", o2.Calls)
 	}
 	body, _ := flow.RenderService(spec, flow.Version6)
-	if w := f2.writes(); len(w) != 1 || w[0].Body != string(body) || !strings.Contains(w[0].Body, `"vm_template": 0`) {
+	if w := f2.Writes(); len(w) != 1 || w[0].Body != string(body) || !strings.Contains(w[0].Body, `"vm_template": 0`) {
 		t.Errorf("writes: %+v", w)
 	}
 	if got := strings.Join(outcomes(out), "; "); got != "vm-template master 0 given (); vm-template worker 9 given (); service-template 4 created (kubernetes)" {
@@ -162,15 +164,15 @@ func TestCreateReuseAndGiven(t *testing.T) {
 
 func TestCreateSharedVMTemplate(t *testing.T) {
 	t.Parallel()
-	f := &fakeOneFlow{pool: `{"DOCUMENT_POOL":{}}`}
-	o := &fakeOned{t: t, pool: vmPool(), nextID: 5}
+	f := &registertest.OneFlow{Pool: `{"DOCUMENT_POOL":{}}`}
+	o := &registertest.Oned{Pool: registertest.VMPool(), NextID: 5}
 	spec := flow.DefaultSpec()
 	spec.Master.TemplateName, spec.Worker.TemplateName = "k8s-node", "k8s-node"
 	out, err := registrar(t, f, o).Create(context.Background(), spec, Options{Version: flow.Version7})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := strings.Count(strings.Join(o.methods(), " "), "allocate"); n != 1 || out[1].ID != 5 || out[1].Action != Reused {
+	if n := strings.Count(strings.Join(o.Methods(), " "), "allocate"); n != 1 || out[1].ID != 5 || out[1].Action != Reused {
 		t.Errorf("allocations %d, outcomes %v", n, outcomes(out))
 	}
 }
@@ -178,8 +180,8 @@ func TestCreateSharedVMTemplate(t *testing.T) {
 func TestCreateErrorsVerbatim(t *testing.T) {
 	t.Parallel()
 	msg := "Role 'worker' has an invalid attribute. Password " + pass + " rejected"
-	f := &fakeOneFlow{pool: `{"DOCUMENT_POOL":{}}`, fail: msg}
-	o := &fakeOned{t: t}
+	f := &registertest.OneFlow{Pool: `{"DOCUMENT_POOL":{}}`, Fail: msg}
+	o := &registertest.Oned{}
 	_, err := registrar(t, f, o).Create(context.Background(), withIDs(flow.DefaultSpec(), 1, 2), Options{Version: flow.Version7})
 	var he *HTTPError
 	if !errors.As(err, &he) || he.Status != "400 Bad Request" {
@@ -190,15 +192,15 @@ func TestCreateErrorsVerbatim(t *testing.T) {
 		t.Errorf("err = %q\nwant  %q", err, want)
 	}
 
-	o2 := &fakeOned{t: t, failWith: "[one.templatepool.info] User couldn't be authenticated"}
-	_, err = registrar(t, &fakeOneFlow{pool: `{}`}, o2).Create(context.Background(), flow.DefaultSpec(), Options{Version: flow.Version7})
+	o2 := &registertest.Oned{FailWith: "[one.templatepool.info] User couldn't be authenticated"}
+	_, err = registrar(t, &registertest.OneFlow{Pool: `{}`}, o2).Create(context.Background(), flow.DefaultSpec(), Options{Version: flow.Version7})
 	if err == nil || !strings.Contains(err.Error(), "User couldn't be authenticated") {
 		t.Errorf("err = %v", err)
 	}
 
 	spec := flow.DefaultSpec()
 	spec.Master.Count = ptr(2)
-	if _, err := registrar(t, &fakeOneFlow{}, &fakeOned{t: t}).Create(context.Background(), spec, Options{Version: flow.Version7}); !errors.Is(err, flow.ErrSpec) {
+	if _, err := registrar(t, &registertest.OneFlow{}, &registertest.Oned{}).Create(context.Background(), spec, Options{Version: flow.Version7}); !errors.Is(err, flow.ErrSpec) {
 		t.Errorf("bad spec: %v", err)
 	}
 }
@@ -210,8 +212,8 @@ func TestFlowClientList(t *testing.T) {
 		`{"DOCUMENT_POOL":{"DOCUMENT":{"ID":"3","NAME":"a"}}}`:                       "3:a",
 		`{"DOCUMENT_POOL":{"DOCUMENT":[{"ID":"3","NAME":"a"},{"ID":4,"NAME":"b"}]}}`: "3:a 4:b",
 	} {
-		f := &fakeOneFlow{pool: pool}
-		url, _ := servers(t, f, &fakeOned{t: t})
+		f := &registertest.OneFlow{Pool: pool}
+		url, _ := servers(t, f, &registertest.Oned{})
 		docs, err := (&FlowClient{BaseURL: url, HTTP: http.DefaultClient}).List(context.Background())
 		if err != nil {
 			t.Fatal(err)
@@ -224,11 +226,24 @@ func TestFlowClientList(t *testing.T) {
 			t.Errorf("%s: %v", pool, got)
 		}
 	}
-	f := &fakeOneFlow{pool: `{"DOCUMENT_POOL":{"DOCUMENT":{"ID":"x"}}}`}
-	url, _ := servers(t, f, &fakeOned{t: t})
+	f := &registertest.OneFlow{Pool: `{"DOCUMENT_POOL":{"DOCUMENT":{"ID":"x"}}}`}
+	url, _ := servers(t, f, &registertest.Oned{})
 	if _, err := (&FlowClient{BaseURL: url, HTTP: http.DefaultClient}).List(context.Background()); err == nil {
 		t.Error("bad ID accepted")
 	}
+}
+
+func servers(t *testing.T, flow *registertest.OneFlow, oned *registertest.Oned) (flowURL, onedURL string) {
+	fs := httptest.NewServer(flow)
+	t.Cleanup(fs.Close)
+	os := httptest.NewServer(oned)
+	t.Cleanup(os.Close)
+	t.Cleanup(func() {
+		if len(oned.Bad) > 0 {
+			t.Errorf("fake oned: %v", oned.Bad)
+		}
+	})
+	return fs.URL, os.URL + "/RPC2"
 }
 
 func outcomes(out []Outcome) []string {

@@ -1,4 +1,7 @@
-package register
+// Package registertest has in-process fakes of OneFlow's REST API and oned's
+// XML-RPC endpoint that record every request, for tests of register and of
+// the CLI.
+package registertest
 
 import (
 	"encoding/xml"
@@ -6,44 +9,42 @@ import (
 	"html"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
-	"testing"
 )
 
-// flowRequest is one request the fake OneFlow saw.
-type flowRequest struct {
+// FlowRequest is one request the fake OneFlow saw.
+type FlowRequest struct {
 	Method, Path, User, Password, ContentType, Body string
 }
 
-// fakeOneFlow is an in-process OneFlow REST server: it records every
+// OneFlow is a fake OneFlow REST server (an http.Handler): it records every
 // request and answers from its fields.
-type fakeOneFlow struct {
+type OneFlow struct {
 	mu       sync.Mutex
-	requests []flowRequest
-	pool     string // GET /service_template answer
-	createID int
-	fail     string // non-empty: POST/PUT answer 400 with this text
+	Requests []FlowRequest
+	Pool     string // the GET /service_template answer
+	CreateID int    // the ID POST /service_template answers
+	Fail     string // non-empty: POST and PUT answer 400 with this text
 }
 
-func (f *fakeOneFlow) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (f *OneFlow) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	user, pass, _ := r.BasicAuth()
 	f.mu.Lock()
-	f.requests = append(f.requests, flowRequest{r.Method, r.URL.Path, user, pass, r.Header.Get("Content-Type"), string(body)})
+	f.Requests = append(f.Requests, FlowRequest{r.Method, r.URL.Path, user, pass, r.Header.Get("Content-Type"), string(body)})
 	f.mu.Unlock()
 	switch {
 	case r.Method == http.MethodGet && r.URL.Path == "/service_template":
 		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprint(w, f.pool)
-	case f.fail != "":
+		fmt.Fprint(w, f.Pool)
+	case f.Fail != "":
 		// OneFlow's errors are plain text.
 		w.WriteHeader(http.StatusBadRequest)
-		fmt.Fprint(w, f.fail)
+		fmt.Fprint(w, f.Fail)
 	case r.Method == http.MethodPost && r.URL.Path == "/service_template":
 		w.WriteHeader(http.StatusCreated)
-		fmt.Fprintf(w, `{"DOCUMENT":{"ID":"%d","NAME":"x","TEMPLATE":{"BODY":%s}}}`, f.createID, body)
+		fmt.Fprintf(w, `{"DOCUMENT":{"ID":"%d","NAME":"x","TEMPLATE":{"BODY":%s}}}`, f.CreateID, body)
 	case r.Method == http.MethodPut && strings.HasPrefix(r.URL.Path, "/service_template/"):
 		fmt.Fprint(w, `{}`)
 	default:
@@ -51,11 +52,12 @@ func (f *fakeOneFlow) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (f *fakeOneFlow) writes() []flowRequest {
+// Writes returns the requests other than GET.
+func (f *OneFlow) Writes() []FlowRequest {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	var out []flowRequest
-	for _, r := range f.requests {
+	var out []FlowRequest
+	for _, r := range f.Requests {
 		if r.Method != http.MethodGet {
 			out = append(out, r)
 		}
@@ -63,21 +65,23 @@ func (f *fakeOneFlow) writes() []flowRequest {
 	return out
 }
 
-// rpcCall is one XML-RPC call the fake oned saw, params as text.
-type rpcCall struct {
+// RPCCall is one XML-RPC call the fake oned saw, params as text
+// (booleans as "bool:1").
+type RPCCall struct {
 	Method string
 	Params []string
 }
 
-// fakeOned is an in-process oned XML-RPC endpoint. It decodes each
-// methodCall and answers from its fields.
-type fakeOned struct {
-	t        *testing.T
+// Oned is a fake oned XML-RPC endpoint (an http.Handler). It decodes each
+// methodCall, records it, and answers from its fields; a call it cannot
+// decode or does not know is recorded in Bad.
+type Oned struct {
 	mu       sync.Mutex
-	calls    []rpcCall
-	pool     string // one.templatepool.info body (XML)
-	nextID   int
-	failWith string
+	Calls    []RPCCall
+	Bad      []string
+	Pool     string // the one.templatepool.info answer (XML), see VMPool
+	NextID   int    // the ID the next one.template.allocate answers
+	FailWith string // non-empty: every call fails with this message
 }
 
 type xmlMethodCall struct {
@@ -93,14 +97,16 @@ type xmlMethodCall struct {
 	} `xml:"params>param"`
 }
 
-func (f *fakeOned) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (f *Oned) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var mc xmlMethodCall
 	if err := xml.NewDecoder(r.Body).Decode(&mc); err != nil {
-		f.t.Errorf("fake oned: not an XML-RPC methodCall: %v", err)
+		f.mu.Lock()
+		f.Bad = append(f.Bad, "not an XML-RPC methodCall: "+err.Error())
+		f.mu.Unlock()
 		http.Error(w, "bad request", http.StatusBadRequest)
 		return
 	}
-	call := rpcCall{Method: mc.Name}
+	call := RPCCall{Method: mc.Name}
 	for _, p := range mc.Params {
 		v := p.Value
 		switch {
@@ -117,25 +123,27 @@ func (f *fakeOned) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	f.mu.Lock()
-	f.calls = append(f.calls, call)
+	f.Calls = append(f.Calls, call)
 	f.mu.Unlock()
-	if f.failWith != "" {
-		writeRPC(w, false, "<string>"+html.EscapeString(f.failWith)+"</string>")
+	if f.FailWith != "" {
+		writeRPC(w, false, "<string>"+html.EscapeString(f.FailWith)+"</string>")
 		return
 	}
 	switch mc.Name {
 	case "one.templatepool.info":
-		writeRPC(w, true, "<string>"+html.EscapeString(f.pool)+"</string>")
+		writeRPC(w, true, "<string>"+html.EscapeString(f.Pool)+"</string>")
 	case "one.template.allocate":
 		f.mu.Lock()
-		id := f.nextID
-		f.nextID++
+		id := f.NextID
+		f.NextID++
 		f.mu.Unlock()
 		writeRPC(w, true, fmt.Sprintf("<i4>%d</i4>", id))
 	case "one.template.update":
 		writeRPC(w, true, "<i4>"+call.Params[1]+"</i4>")
 	default:
-		f.t.Errorf("fake oned: unexpected method %s", mc.Name)
+		f.mu.Lock()
+		f.Bad = append(f.Bad, "unexpected method "+mc.Name)
+		f.mu.Unlock()
 		writeRPC(w, false, "<string>unknown method</string>")
 	}
 }
@@ -151,30 +159,30 @@ func writeRPC(w http.ResponseWriter, ok bool, body string) {
 		`</data></array></value></param></params></methodResponse>`, b, body)
 }
 
-func (f *fakeOned) methods() []string {
+// Methods returns the method names called, in order.
+func (f *Oned) Methods() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var out []string
-	for _, c := range f.calls {
+	for _, c := range f.Calls {
 		out = append(out, c.Method)
 	}
 	return out
 }
 
-func vmPool(docs ...Document) string {
+// VMTemplate is a pool entry for VMPool.
+type VMTemplate struct {
+	ID   int
+	Name string
+}
+
+// VMPool is a VMTEMPLATE_POOL document holding templates.
+func VMPool(templates ...VMTemplate) string {
 	var b strings.Builder
 	b.WriteString("<VMTEMPLATE_POOL>")
-	for _, d := range docs {
-		fmt.Fprintf(&b, "<VMTEMPLATE><ID>%d</ID><UID>0</UID><NAME>%s</NAME><TEMPLATE></TEMPLATE></VMTEMPLATE>", d.ID, d.Name)
+	for _, d := range templates {
+		fmt.Fprintf(&b, "<VMTEMPLATE><ID>%d</ID><UID>0</UID><NAME>%s</NAME><TEMPLATE></TEMPLATE></VMTEMPLATE>", d.ID, html.EscapeString(d.Name))
 	}
 	b.WriteString("</VMTEMPLATE_POOL>")
 	return b.String()
-}
-
-func servers(t *testing.T, flow *fakeOneFlow, oned *fakeOned) (flowURL, onedURL string) {
-	fs := httptest.NewServer(flow)
-	t.Cleanup(fs.Close)
-	os := httptest.NewServer(oned)
-	t.Cleanup(os.Close)
-	return fs.URL, os.URL + "/RPC2"
 }

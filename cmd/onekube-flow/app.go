@@ -1,0 +1,106 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/onekube/onekube/cmd/internal/version"
+	"github.com/onekube/onekube/flow/register"
+	"github.com/spf13/cobra"
+)
+
+// Exit codes scripts can rely on.
+const (
+	exitOK      = 0
+	exitFailed  = 1 // validation errors, a bad spec, a failed operation
+	exitUsage   = 2 // unknown command or flag, bad arguments
+	exitProblem = exitFailed
+)
+
+// app holds the process's side effects so tests can run commands in-process.
+type app struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	env            register.Env
+	// readFile reads spec and template files; os.ReadFile unless a test
+	// sets it.
+	readFile func(string) ([]byte, error)
+}
+
+// usageError marks a mistake in how the command was called (exit 2).
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+
+// errQuiet: the command already printed why it failed (validate's problem
+// list); only the exit code is left to set.
+var errQuiet = errors.New("failed")
+
+func (a *app) run(args []string) int {
+	if a.readFile == nil {
+		a.readFile = os.ReadFile
+	}
+	started := false
+	root := a.rootCmd(&started)
+	root.SetArgs(args)
+	err := root.Execute()
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.Is(err, errQuiet):
+		return exitProblem
+	}
+	fmt.Fprintf(a.stderr, "onekube-flow: %v\n", err)
+	var ue usageError
+	if errors.As(err, &ue) || !started {
+		fmt.Fprintln(a.stderr, "Run 'onekube-flow --help' for usage.")
+		return exitUsage
+	}
+	return exitFailed
+}
+
+func (a *app) rootCmd(started *bool) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "onekube-flow",
+		Short: "Render, validate and register OneFlow templates for kubeadm Kubernetes clusters",
+		Long: `onekube-flow turns a cluster spec (or its built-in defaults and flags) into the
+OneFlow service template and the master/worker VM templates of a kubeadm
+Kubernetes cluster on OpenNebula, validates service templates, and registers
+them. Documents go to stdout, logs and hints to stderr.
+
+Exit codes: 0 success, 1 validation errors or a failed operation, 2 usage error.`,
+		Example: `  onekube-flow render | oneflow-template create
+  onekube-flow render -f cluster.yaml --oneflow 6 --workers 5
+  onekube-flow render vm-template --role master | onetemplate create
+  onekube-flow validate service.json
+  onekube-flow create -f cluster.yaml --replace`,
+		Version:           version.String(),
+		SilenceUsage:      true,
+		SilenceErrors:     true,
+		PersistentPreRun:  func(*cobra.Command, []string) { *started = true },
+		Args:              cobra.NoArgs,
+		RunE:              func(c *cobra.Command, _ []string) error { return c.Help() },
+		CompletionOptions: cobra.CompletionOptions{HiddenDefaultCmd: false},
+	}
+	root.SetIn(a.stdin)
+	root.SetOut(a.stdout)
+	root.SetErr(a.stderr)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.AddCommand(a.renderCmd(), a.validateCmd(), a.createCmd())
+	return root
+}
+
+// exactArgs is cobra.RangeArgs with a usage error.
+func rangeArgs(lo, hi int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := cobra.RangeArgs(lo, hi)(cmd, args); err != nil {
+			return usageError{err}
+		}
+		return nil
+	}
+}

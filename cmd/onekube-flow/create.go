@@ -1,0 +1,86 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	vmcontext "github.com/onekube/onekube/context"
+	"github.com/onekube/onekube/flow/register"
+	"github.com/spf13/cobra"
+)
+
+func (a *app) createCmd() *cobra.Command {
+	var sf specFlags
+	var oneflow, password string
+	var flags register.Config
+	var opts register.Options
+	var timeout time.Duration
+	cmd := &cobra.Command{
+		Use:   "create",
+		Short: "Register the VM templates and the service template in OpenNebula",
+		Long: `Register the master and worker VM templates (oned XML-RPC) unless the spec
+or flags give their IDs, then the service template (OneFlow REST), and print
+one line per template: kind, role, ID, what was done and the name.
+
+Endpoints and credentials are found as the OpenNebula CLIs find them: flags,
+then ONE_XMLRPC, ONEFLOW_URL (or ~/.one/oneflow_endpoint), ONEFLOW_USER and
+ONEFLOW_PASSWORD, ONE_AUTH (or ~/.one/one_auth, "user:password").
+
+Templates are looked up by name first: an existing one is refused unless
+--replace (update it in place) or, for VM templates, --reuse-vm-templates.
+Nothing is written when anything is refused.`,
+		Example: `  onekube-flow create
+  onekube-flow create -f cluster.yaml --replace
+  onekube-flow create --oneflow 6 --master-template-id 11 --worker-template-id 12`,
+		Args: rangeArgs(0, 0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			v, err := parseVersion(oneflow, false)
+			if err != nil {
+				return err
+			}
+			opts.Version = v
+			s, err := sf.spec(cmd, a)
+			if err != nil {
+				return err
+			}
+			if password != "" {
+				flags.Password = vmcontext.NewSecret(password)
+			}
+			conf, err := register.LoadConfig(a.env, flags)
+			if err != nil {
+				return err
+			}
+			warnSpec(a.stderr, s)
+			hc := &http.Client{Timeout: timeout}
+			r := register.Registrar{
+				VM:   register.NewOnedTemplates(conf.XMLRPC, conf.User, conf.Password, hc),
+				Flow: &register.FlowClient{BaseURL: conf.OneFlow, User: conf.FlowUser, Password: conf.FlowPassword, HTTP: hc},
+			}
+			ctx, cancel := context.WithTimeout(cmd.Context(), 4*timeout)
+			defer cancel()
+			out, err := r.Create(ctx, s, opts)
+			for _, o := range out {
+				fmt.Fprintln(a.stdout, o)
+			}
+			if err != nil {
+				return err
+			}
+			svc := out[len(out)-1]
+			fmt.Fprintf(a.stderr, "next: onekube-flow render instantiate --network-id N > k8s.json && oneflow-template instantiate %d k8s.json\n", svc.ID)
+			return nil
+		},
+	}
+	sf.register(cmd.Flags())
+	fs := cmd.Flags()
+	fs.StringVar(&oneflow, "oneflow", "7", "OneFlow data model: 7 (7.0-7.4) or 6 (6.8/6.10)")
+	fs.StringVar(&flags.XMLRPC, "one-xmlrpc", "", "oned XML-RPC endpoint (default $ONE_XMLRPC or "+register.DefaultXMLRPC+")")
+	fs.StringVar(&flags.OneFlow, "oneflow-url", "", "OneFlow endpoint (default $ONEFLOW_URL or "+register.DefaultOneFlow+")")
+	fs.StringVar(&flags.User, "user", "", "OpenNebula user (default from $ONE_AUTH or ~/.one/one_auth)")
+	fs.StringVar(&password, "password", "", "OpenNebula password (prefer ONE_AUTH: flags show in ps)")
+	fs.BoolVar(&opts.Replace, "replace", false, "update existing templates of the same name in place")
+	fs.BoolVar(&opts.ReuseVMTemplates, "reuse-vm-templates", false, "use existing VM templates of the same name as they are")
+	fs.DurationVar(&timeout, "timeout", 30*time.Second, "timeout of each request")
+	return cmd
+}
