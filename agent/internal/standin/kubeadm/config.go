@@ -10,6 +10,7 @@ import (
 	bootstraptokenv1 "k8s.io/kubernetes/cmd/kubeadm/app/apis/bootstraptoken/v1"
 	"k8s.io/kubernetes/cmd/kubeadm/app/apis/kubeadm/v1beta3"
 	"k8s.io/kubernetes/cmd/kubeadm/app/apis/kubeadm/v1beta4"
+	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
 	"github.com/onekube/onekube/agent/internal/standin/env"
@@ -117,10 +118,24 @@ func decodeConfig(b []byte) (*config, error) {
 	return c, nil
 }
 
-// strict decodes doc into v, refusing unknown and duplicate fields.
+// strict decodes doc into v as Kubernetes' serializer does: field names match
+// case-sensitively, and unknown or duplicate fields are errors. (yaml's own
+// UnmarshalStrict would accept "apiServerEndPoint".)
 func strict(kind string, doc []byte, v any) error {
-	if err := yaml.UnmarshalStrict(doc, v); err != nil {
+	js, err := yaml.YAMLToJSONStrict(doc)
+	if err != nil {
 		return fmt.Errorf("%s: strict decoding error: %w", kind, err)
+	}
+	strictErrs, err := sigsjson.UnmarshalStrict(js, v, sigsjson.DisallowDuplicateFields, sigsjson.DisallowUnknownFields)
+	if err != nil {
+		return fmt.Errorf("%s: %w", kind, err)
+	}
+	if len(strictErrs) > 0 {
+		msgs := make([]string, len(strictErrs))
+		for i, e := range strictErrs {
+			msgs[i] = e.Error()
+		}
+		return fmt.Errorf("%s: strict decoding error: %s", kind, strings.Join(msgs, ", "))
 	}
 	return nil
 }

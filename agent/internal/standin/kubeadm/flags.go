@@ -34,6 +34,9 @@ func parseFlags(cmd string, args []string, allowed ...string) (options, error) {
 	fs.StringVar(&o.ignore, "ignore-preflight-errors", "", "")
 	fs.IntVar(&o.verbosity, "v", 0, "")
 	if err := fs.Parse(args); err != nil {
+		if name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: "); ok {
+			return o, fmt.Errorf("kubeadm %s: unknown flag: -%s", cmd, name)
+		}
 		return o, fmt.Errorf("kubeadm %s: %w", cmd, err)
 	}
 	if fs.NArg() > 0 {
