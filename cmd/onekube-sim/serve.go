@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/onekube/onekube/context/onegatesim"
@@ -69,6 +70,8 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// VM notices arrive on the simulator's goroutine.
+	stderr = &lockedWriter{w: stderr}
 	pool, err := netip.ParsePrefix(f.network)
 	if err != nil {
 		return usageError{fmt.Errorf("serve: --network: %w", err)}
@@ -164,4 +167,15 @@ func withDefaults(tmpl, merge []byte) ([]byte, error) {
 		doc[key] = vals
 	}
 	return json.Marshal(doc)
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
 }
