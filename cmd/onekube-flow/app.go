@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/onekube/onekube/cmd/internal/version"
 	"github.com/onekube/onekube/flow/register"
@@ -95,12 +96,26 @@ Exit codes: 0 success, 1 validation errors or a failed operation, 2 usage error.
 	return root
 }
 
-// exactArgs is cobra.RangeArgs with a usage error.
+// rangeArgs is cobra.RangeArgs with a usage error.
 func rangeArgs(lo, hi int) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
+		if hi == 0 && len(args) > 0 {
+			if cmd.HasSubCommands() {
+				return usagef("unexpected argument %q: %s takes no arguments; subcommands: %s", args[0], cmd.Name(), subcommands(cmd))
+			}
+			return usagef("unexpected argument %q: %s takes no arguments", args[0], cmd.Name())
+		}
 		if err := cobra.RangeArgs(lo, hi)(cmd, args); err != nil {
 			return usageError{err}
 		}
 		return nil
 	}
+}
+
+func subcommands(cmd *cobra.Command) string {
+	var names []string
+	for _, c := range cmd.Commands() {
+		names = append(names, c.Name())
+	}
+	return strings.Join(names, ", ")
 }
