@@ -13,6 +13,7 @@ import (
 
 	"k8s.io/kubernetes/cmd/kubeadm/app/apis/kubeadm/v1beta3"
 	"k8s.io/kubernetes/cmd/kubeadm/app/apis/kubeadm/v1beta4"
+	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
 	vmcontext "github.com/onekube/onekube/context"
@@ -146,6 +147,22 @@ func TestRenderDeterministic(t *testing.T) {
 // splitDocs splits a rendered file into its YAML documents.
 func splitDocs(b []byte) [][]byte { return bytes.Split(b, []byte("\n---\n")) }
 
+// strictDecode decodes YAML as Kubernetes' serializer does: case-sensitive
+// field names, unknown and duplicate fields refused (yaml.UnmarshalStrict
+// alone matches names case-insensitively).
+func strictDecode(t *testing.T, doc []byte, v any) error {
+	t.Helper()
+	js, err := yaml.YAMLToJSONStrict(doc)
+	if err != nil {
+		return err
+	}
+	strictErrs, err := sigsjson.UnmarshalStrict(js, v, sigsjson.DisallowDuplicateFields, sigsjson.DisallowUnknownFields)
+	if err != nil {
+		return err
+	}
+	return errors.Join(strictErrs...)
+}
+
 // TestRenderRoundTrip decodes the output strictly with kubeadm's types, as
 // kubeadm does, and checks the values landed in the right fields.
 func TestRenderRoundTrip(t *testing.T) {
@@ -161,10 +178,10 @@ func TestRenderRoundTrip(t *testing.T) {
 	}
 	var ic v1beta4.InitConfiguration
 	var cc v1beta4.ClusterConfiguration
-	if err := yaml.UnmarshalStrict(docs[0], &ic); err != nil {
+	if err := strictDecode(t, docs[0], &ic); err != nil {
 		t.Fatal(err)
 	}
-	if err := yaml.UnmarshalStrict(docs[1], &cc); err != nil {
+	if err := strictDecode(t, docs[1], &cc); err != nil {
 		t.Fatal(err)
 	}
 	bt := ic.BootstrapTokens[0]
@@ -200,7 +217,7 @@ func TestRenderRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	var jc v1beta3.JoinConfiguration
-	if err := yaml.UnmarshalStrict(out, &jc); err != nil {
+	if err := strictDecode(t, out, &jc); err != nil {
 		t.Fatal(err)
 	}
 	d := jc.Discovery.BootstrapToken
