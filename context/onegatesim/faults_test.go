@@ -60,6 +60,9 @@ func TestFaults(t *testing.T) {
 	if d := time.Since(start); d < 60*time.Millisecond {
 		t.Errorf("latency fault served in %v", d)
 	}
+	if tot := h.sim.TotalStats(); tot.Status[503] != 2 || tot.Requests[RoutePutVM] != 1 || tot.Total < 9 || tot.BytesOut == 0 {
+		t.Errorf("TotalStats = %+v", tot)
+	}
 	var faults int
 	for _, e := range h.sim.Events() {
 		if e.Kind == EventFault {

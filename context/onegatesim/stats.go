@@ -48,21 +48,16 @@ func (s *Sim) Stats(vmid int) Stats {
 func (s *Sim) TotalStats() Stats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var sum Stats
+	sum := Stats{}.clone()
 	for _, st := range s.stats {
 		for r, n := range st.Requests {
-			for range n {
-				sum.add(r, 0, 0)
-			}
+			sum.Requests[r] += n
 		}
-		sum.BytesOut += st.BytesOut
-	}
-	sum = sum.clone()
-	sum.Status = map[int]int{}
-	for _, st := range s.stats {
 		for code, n := range st.Status {
 			sum.Status[code] += n
 		}
+		sum.Total += st.Total
+		sum.BytesOut += st.BytesOut
 	}
 	return sum
 }
