@@ -53,14 +53,14 @@ ONE_SERVICE_RECONFIGURABLE=true
 # BEGIN GENERATED ONE_SERVICE_PARAMS
 ONE_SERVICE_PARAMS=(
     'ONEAPP_K8S_VERSION'          'bootstrap' 'Kubernetes version, e.g. 1.31 (empty: the version of the image'"'"'s kubeadm)' 'O|text'
-    'ONEAPP_K8S_CNI_PLUGIN'       'bootstrap' 'CNI plugin'                                                                    'O|list'
-    'ONEAPP_K8S_PODS_NETWORK'     'bootstrap' 'Pod network CIDR'                                                              'O|text'
-    'ONEAPP_K8S_SERVICES_NETWORK' 'bootstrap' 'Service network CIDR'                                                          'O|text'
-    'ONEAPP_K8S_PORT'             'bootstrap' 'Kubernetes API server port'                                                    'O|number'
+    'ONEAPP_K8S_CNI_PLUGIN'       'bootstrap' 'CNI plugin' 'O|list'
+    'ONEAPP_K8S_PODS_NETWORK'     'bootstrap' 'Pod network CIDR' 'O|text'
+    'ONEAPP_K8S_SERVICES_NETWORK' 'bootstrap' 'Service network CIDR' 'O|text'
+    'ONEAPP_K8S_PORT'             'bootstrap' 'Kubernetes API server port' 'O|number'
     'ONEAPP_K8S_ADDRESS'          'bootstrap' 'API server advertise address: IP, CIDR or network name (empty: the first NIC'"'"'s IP)' 'O|text'
     'ONEAPP_K8S_NODENAME'         'bootstrap' 'Node name (empty: the VM'"'"'s hostname; leave empty with more than one VM)' 'O|text'
-    'ONEAPP_K8S_TAINTED_MASTER'   'bootstrap' 'Keep the control-plane taint: no workloads on masters'                         'O|boolean'
-    'ONEAPP_K8S_TOKEN_TTL'        'bootstrap' 'Bootstrap token lifetime (Go duration, e.g. 24h)'                              'O|text'
+    'ONEAPP_K8S_TAINTED_MASTER'   'bootstrap' 'Keep the control-plane taint: no workloads on masters' 'O|boolean'
+    'ONEAPP_K8S_TOKEN_TTL'        'bootstrap' 'Bootstrap token lifetime (Go duration, e.g. 24h)' 'O|text'
 )
 # END GENERATED ONE_SERVICE_PARAMS
 
