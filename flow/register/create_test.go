@@ -3,6 +3,7 @@ package register
 import (
 	"context"
 	"errors"
+	"flag"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -15,6 +16,10 @@ import (
 	"github.com/onekube/onekube/flow"
 	"github.com/onekube/onekube/flow/register/registertest"
 )
+
+// update is declared so `go test ./flow/... -run Golden -update` works for
+// every package under flow/; this one has no golden files.
+var _ = flag.Bool("update", false, "rewrite golden files")
 
 const (
 	user = "oneadmin"
