@@ -66,7 +66,7 @@ package: build ## deb and rpm of both binaries, unit, config and docs into dist/
 package-test: package ## check the packages, install the .deb in a debootstrap root, systemd-analyze verify
 	packaging/test.sh
 
-appliance-check: ## appliance: shellcheck, Packer recipe validation, install steps in a debootstrap root
+appliance-check: package ## appliance: shellcheck, Packer recipe validation, install steps in a debootstrap root
 	GO='$(GO)' appliance/check.sh
 
 marketplace: ## regenerate appliance/marketplace/*.yaml from flow/ (the drift test fails until you do)

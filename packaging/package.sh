@@ -28,6 +28,8 @@ if [[ ! -x $NFPM ]]; then
 fi
 
 mkdir -p "$DIST"
+# Only this build's packages: the tests expect exactly one of each.
+rm -f "$DIST"/onekube_*.deb "$DIST"/onekube-*.rpm
 for p in deb rpm; do
 	"$NFPM" package --config packaging/nfpm.yaml --packager "$p" --target "$DIST/"
 done

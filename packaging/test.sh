@@ -93,9 +93,12 @@ check_mode /var/lib/onekube 700 root:root
 check_mode /usr/share/onekube/cni 755 root:root
 cmp -s packaging/systemd/$UNIT "$root/usr/lib/systemd/system/$UNIT" || fail "installed unit differs from packaging/systemd"
 [[ ! -e $root/etc/systemd/system/multi-user.target.wants/$UNIT ]] || fail "installing the package must not enable the unit"
+# The git version is stamped with -ldflags: `--version` (cobra's flag) or the
+# `version` subcommand must print it.
 for b in onekube-agent onekube-flow; do
-	got=$(chroot "$root" "/usr/bin/$b" --version 2>&1) || fail "$b --version failed: $got"
-	[[ $got == *"$VERSION"* ]] || fail "$b --version prints '$got', want it to contain $VERSION"
+	got=$(chroot "$root" "/usr/bin/$b" --version 2>&1) || got=$(chroot "$root" "/usr/bin/$b" version 2>&1) ||
+		fail "$b: neither --version nor version works: $got"
+	[[ $got == *"$VERSION"* ]] || fail "$b prints version '$got', want it to contain $VERSION"
 done
 # The unit's EnvironmentFile must be readable by systemd's parser as shipped.
 grep -qx 'ONEKUBE_AGENT_ARGS=""' "$root/etc/default/onekube" || fail "default config lacks ONEKUBE_AGENT_ARGS"
