@@ -86,18 +86,28 @@ func (v Vars) Settings() (Settings, error) {
 	if s.NodeName != "" && (len(s.NodeName) > 253 || !dnsSubdomain.MatchString(s.NodeName)) {
 		bad(KeyNodeName, "%q is not a lower-case DNS name (RFC 1123), as Kubernetes requires", s.NodeName)
 	}
-	if s.Version != "" && !k8sVersion.MatchString(s.Version) {
-		bad(KeyVersion, "%q is not a Kubernetes version like v1.36.3", s.Version)
+	if s.Version != "" {
+		// kubeadm reads a version without a patch number as a release label
+		// to look up online, which fails in an air-gapped VM: require x.y.z.
+		if !k8sVersion.MatchString(s.Version) {
+			bad(KeyVersion, "%q is not a Kubernetes version like v1.36.3 (major.minor.patch)", s.Version)
+		} else if !strings.HasPrefix(s.Version, "v") {
+			s.Version = "v" + s.Version
+		}
 	}
 	if !slices.Contains(CNIPlugins, s.CNI) {
 		bad(KeyCNI, "%q is not one of %s", s.CNI, strings.Join(CNIPlugins, ", "))
 	}
-	if s.TaintedMaster, err = parseYesNo(v.Get(KeyTaintedMaster)); err != nil {
+	// Empty keeps kubeadm's own default, the control-plane taint: workloads
+	// stay off the master unless the template says otherwise.
+	if s.TaintedMaster, err = parseYesNo(orDefault(v.Get(KeyTaintedMaster), "YES")); err != nil {
 		bad(KeyTaintedMaster, "%v", err)
 	}
 	ttl := orDefault(v.Get(KeyTokenTTL), DefaultTokenTTL)
-	if s.TokenTTL, err = time.ParseDuration(ttl); err != nil || s.TokenTTL < 0 {
-		bad(KeyTokenTTL, "%q is not a duration like 24h or 90m (0 means no expiry)", ttl)
+	// A join token that never expires is a standing credential to join the
+	// cluster (the legacy appliance's --token-ttl 0): refuse it.
+	if s.TokenTTL, err = time.ParseDuration(ttl); err != nil || s.TokenTTL <= 0 {
+		bad(KeyTokenTTL, "%q is not a positive duration like 24h or 90m", ttl)
 	}
 	return s, errors.Join(errs...)
 }
@@ -105,7 +115,7 @@ func (v Vars) Settings() (Settings, error) {
 var (
 	roleName     = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
 	dnsSubdomain = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
-	k8sVersion   = regexp.MustCompile(`^v?[0-9]+\.[0-9]+(\.[0-9]+)?(-[0-9A-Za-z.-]+)?$`)
+	k8sVersion   = regexp.MustCompile(`^v?[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$`)
 )
 
 func orDefault(s, def string) string {

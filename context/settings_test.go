@@ -24,6 +24,7 @@ func TestSettingsDefaults(t *testing.T) {
 		PodsNetwork:     netip.MustParsePrefix("10.244.0.0/16"),
 		ServicesNetwork: netip.MustParsePrefix("10.96.0.0/12"),
 		CNI:             "flannel",
+		TaintedMaster:   true, // kubeadm's default: keep workloads off the control plane
 		TokenTTL:        24 * time.Hour,
 	}
 	if !reflect.DeepEqual(got, want) {
@@ -41,10 +42,10 @@ func TestSettingsValues(t *testing.T) {
 		"ONEAPP_K8S_PODS_NETWORK":     "192.168.0.0/16",
 		"ONEAPP_K8S_SERVICES_NETWORK": "172.16.0.0/20",
 		"ONEAPP_K8S_NODENAME":         "node-1.example",
-		"ONEAPP_K8S_VERSION":          "v1.36.3",
+		"ONEAPP_K8S_VERSION":          "1.36.3",
 		"ONEAPP_K8S_CNI_PLUGIN":       "Calico",
-		"ONEAPP_K8S_TAINTED_MASTER":   "YES",
-		"ONEAPP_K8S_TOKEN_TTL":        "0",
+		"ONEAPP_K8S_TAINTED_MASTER":   "NO",
+		"ONEAPP_K8S_TOKEN_TTL":        "15m",
 	}.Settings()
 	if err != nil {
 		t.Fatal(err)
@@ -52,7 +53,7 @@ func TestSettingsValues(t *testing.T) {
 	want := vmcontext.Settings{
 		Contract: 1, MasterRole: "control-plane", Address: "10.0.0.0/24", Port: 8443,
 		PodsNetwork: netip.MustParsePrefix("192.168.0.0/16"), ServicesNetwork: netip.MustParsePrefix("172.16.0.0/20"),
-		NodeName: "node-1.example", Version: "v1.36.3", CNI: "calico", TaintedMaster: true, TokenTTL: 0,
+		NodeName: "node-1.example", Version: "v1.36.3", CNI: "calico", TaintedMaster: false, TokenTTL: 15 * time.Minute,
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Settings = %+v\nwant       %+v", got, want)
@@ -74,10 +75,12 @@ func TestSettingsErrors(t *testing.T) {
 		{"ONEAPP_K8S_SERVICES_NETWORK", "bogus", "not a CIDR"},
 		{"ONEAPP_K8S_NODENAME", "Node_1", "not a lower-case DNS name"},
 		{"ONEAPP_K8S_VERSION", "latest", "not a Kubernetes version"},
+		{"ONEAPP_K8S_VERSION", "1.31", "major.minor.patch"}, // kubeadm would look "1.31" up online
+		{"ONEAPP_K8S_TOKEN_TTL", "0", "positive duration"},  // no eternal join tokens
 		{"ONEAPP_K8S_CNI_PLUGIN", "weave", "not one of flannel, calico, none"},
 		{"ONEAPP_K8S_TAINTED_MASTER", "maybe", "neither YES nor NO"},
-		{"ONEAPP_K8S_TOKEN_TTL", "1 day", "not a duration"},
-		{"ONEAPP_K8S_TOKEN_TTL", "-1h", "not a duration"},
+		{"ONEAPP_K8S_TOKEN_TTL", "1 day", "not a positive duration"},
+		{"ONEAPP_K8S_TOKEN_TTL", "-1h", "not a positive duration"},
 		{"ONEAPP_ONEFLOW_MASTER_ROLE", "two words", "not a role name"},
 		{"ONEKUBE_CONTRACT_VERSION", "zero", "not a contract version"},
 	}
