@@ -11,7 +11,7 @@ import (
 )
 
 var (
-	k8sVersion = regexp.MustCompile(`^v?[0-9]+\.[0-9]+(\.[0-9]+)?$`)
+	k8sVersion = regexp.MustCompile(`^v?[0-9]+\.[0-9]+\.[0-9]+$`)
 	roleWord   = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
 )
 
@@ -52,7 +52,7 @@ func CheckSpec(s Spec) []Problem {
 func checkKubernetes(ps *problems, s Spec) {
 	k := s.Kubernetes
 	if k.Version != "" && !k8sVersion.MatchString(k.Version) {
-		ps.errorf("kubernetes.version", "%q: want MAJOR.MINOR or MAJOR.MINOR.PATCH, e.g. 1.31 or v1.31.2", k.Version)
+		ps.errorf("kubernetes.version", "%q: want MAJOR.MINOR.PATCH, e.g. v1.36.3 (kubeadm reads a bare MAJOR.MINOR as a release label to look up online, which fails offline)", k.Version)
 	}
 	if k.Port < 1 || k.Port > 65535 {
 		ps.errorf("kubernetes.port", "%d is not a TCP port", k.Port)

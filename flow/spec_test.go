@@ -99,6 +99,7 @@ func TestCheckSpec(t *testing.T) {
 		{"disk both", func(s *Spec) { s.Worker.Disk.ImageID = ptr(3) }, "error worker.disk: set image or imageID"},
 		{"version", func(s *Spec) { s.Kubernetes.Version = "latest" }, "error kubernetes.version"},
 		{"version ok", func(s *Spec) { s.Kubernetes.Version = "v1.31.2" }, ""},
+		{"version without patch", func(s *Spec) { s.Kubernetes.Version = "1.31" }, "error kubernetes.version"},
 		{"port", func(s *Spec) { s.Kubernetes.Port = 70000 }, "error kubernetes.port"},
 		{"cni", func(s *Spec) { s.Kubernetes.CNI = "weave" }, "error kubernetes.cni"},
 		{"ttl", func(s *Spec) { s.Kubernetes.TokenTTL = "1 day" }, "error kubernetes.tokenTTL"},

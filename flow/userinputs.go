@@ -18,7 +18,7 @@ func UserInputs(spec Spec) []UserInput {
 		tainted = "YES"
 	}
 	in := []UserInput{
-		{Name: vmcontext.KeyVersion, Type: "text", Description: "Kubernetes version, e.g. 1.31 (empty: the version of the image's kubeadm)", Default: k.Version},
+		{Name: vmcontext.KeyVersion, Type: "text", Description: "Kubernetes version, e.g. v1.36.3 (empty: the version of the image's kubeadm)", Default: k.Version},
 		{Name: vmcontext.KeyCNI, Type: "list", Description: "CNI plugin", Params: strings.Join(vmcontext.CNIPlugins, ","), Default: k.CNI},
 		{Name: vmcontext.KeyPodsNetwork, Type: "text", Description: "Pod network CIDR", Default: k.PodsNetwork},
 		{Name: vmcontext.KeyServicesNet, Type: "text", Description: "Service network CIDR", Default: k.ServicesNetwork},
