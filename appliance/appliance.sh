@@ -52,7 +52,7 @@ ONE_SERVICE_RECONFIGURABLE=true
 # flow.UserInputs by `make marketplace`; do not edit between the markers.
 # BEGIN GENERATED ONE_SERVICE_PARAMS
 ONE_SERVICE_PARAMS=(
-    'ONEAPP_K8S_VERSION'          'bootstrap' 'Kubernetes version, e.g. 1.31 (empty: the version of the image'"'"'s kubeadm)' 'O|text'
+    'ONEAPP_K8S_VERSION'          'bootstrap' 'Kubernetes version, e.g. v1.36.3 (empty: the version of the image'"'"'s kubeadm)' 'O|text'
     'ONEAPP_K8S_CNI_PLUGIN'       'bootstrap' 'CNI plugin' 'O|list'
     'ONEAPP_K8S_PODS_NETWORK'     'bootstrap' 'Pod network CIDR' 'O|text'
     'ONEAPP_K8S_SERVICES_NETWORK' 'bootstrap' 'Service network CIDR' 'O|text'
