@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -237,11 +238,10 @@ func TestStraightDeployment(t *testing.T) {
 // TestOneGateOutage: OneGate answers 503 to everything for a while; the
 // agents ride through and finish.
 func TestOneGateOutage(t *testing.T) {
-	var sim *onegatesim.Sim
 	c := startCluster(t, simcluster.Options{
 		Workers:    2,
 		Deployment: "none",
-		BeforeStart: func(vm onegatesim.VMInfo) {
+		BeforeStart: func(sim *onegatesim.Sim, vm onegatesim.VMInfo) {
 			if vm.Role == "master" {
 				sim.InjectFault(onegatesim.Fault{Kind: onegatesim.FaultStatus, Status: 503, For: 1500 * time.Millisecond})
 			}
@@ -253,7 +253,6 @@ func TestOneGateOutage(t *testing.T) {
 			return 100 * time.Millisecond
 		},
 	})
-	sim = c.Sim
 	runs := wait(t, c, 3)
 	for _, r := range runs {
 		if r.Code != 0 {
@@ -275,23 +274,21 @@ func TestOneGateOutage(t *testing.T) {
 // TestWrongOneGateToken: a worker whose token OneGate rejects stops at once
 // with a clear error and never reports READY.
 func TestWrongOneGateToken(t *testing.T) {
-	var sim *onegatesim.Sim
-	var bad int
+	var bad atomic.Int64
 	c := startCluster(t, simcluster.Options{
 		Workers:    1,
 		Deployment: "none",
-		BeforeStart: func(vm onegatesim.VMInfo) {
+		BeforeStart: func(sim *onegatesim.Sim, vm onegatesim.VMInfo) {
 			if vm.Role != "master" {
-				bad = vm.ID
+				bad.Store(int64(vm.ID))
 				sim.SetWrongToken(vm.ID)
 			}
 		},
 	})
-	sim = c.Sim
 	runs := wait(t, c, 2)
 	for _, r := range runs {
 		switch {
-		case r.VM.ID == bad:
+		case int64(r.VM.ID) == bad.Load():
 			if r.Code != 1 || !strings.Contains(r.Output(), "OneGate rejected this VM's token") {
 				t.Errorf("worker with a wrong token: exit %d\n%s", r.Code, r.Output())
 			}

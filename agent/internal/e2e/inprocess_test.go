@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"math/big"
 	"net/http"
+	"net/netip"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -77,7 +78,11 @@ func caPEM(tb testing.TB) []byte {
 func runInProcess(tb testing.TB, n int, tun agent.Tunables) clusterResult {
 	tb.Helper()
 	dir := tb.TempDir()
-	ip := &inProcess{sim: onegatesim.New(onegatesim.Options{Dir: filepath.Join(dir, "sim")}),
+	ip := &inProcess{sim: onegatesim.New(onegatesim.Options{
+		Dir: filepath.Join(dir, "sim"),
+		// TEST-NET-1 (the default) has room for 253 VMs.
+		Network: netip.MustParsePrefix("10.20.0.0/16"),
+	}),
 		joinStart: map[int]time.Time{}, errs: map[int]error{}}
 	defer ip.sim.Close()
 	if _, err := ip.sim.Start(); err != nil {
@@ -101,16 +106,25 @@ func runInProcess(tb testing.TB, n int, tun agent.Tunables) clusterResult {
 	if ip.serviceID, err = ip.sim.Instantiate(tmpl, merge); err != nil {
 		tb.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	if err := ip.sim.WaitRoleVMs(context.Background(), ip.serviceID, "worker", n); err != nil {
+		tb.Fatalf("workers not created: %v", err)
+	}
+	ip.wg.Wait()
+	failed := 0
+	for id, err := range ip.errs {
+		if err != nil {
+			if failed++; failed <= 5 {
+				tb.Errorf("VM %d: %v", id, err)
+			}
+		}
+	}
+	if failed > 0 {
+		tb.Fatalf("%d of %d agents failed", failed, len(ip.errs))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := ip.sim.WaitServiceRunning(ctx); err != nil {
 		tb.Fatalf("service not running: %v", err)
-	}
-	ip.wg.Wait()
-	for id, err := range ip.errs {
-		if err != nil {
-			tb.Fatalf("VM %d: %v", id, err)
-		}
 	}
 	return ip.result(tb, n)
 }

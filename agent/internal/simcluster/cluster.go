@@ -35,7 +35,7 @@ type Options struct {
 	Skip func(vm onegatesim.VMInfo) bool
 	// BeforeStart runs just before a VM's agent starts (e.g. to break its
 	// OneGate token).
-	BeforeStart func(vm onegatesim.VMInfo)
+	BeforeStart func(sim *onegatesim.Sim, vm onegatesim.VMInfo)
 	// Args are extra bootstrap flags for every agent (poll intervals).
 	Args []string
 	// Env adds variables to every agent (e.g. ONEKUBE_STANDIN_FAIL).
@@ -144,7 +144,7 @@ func (c *Cluster) launch(vm onegatesim.VMInfo) {
 			}
 		}
 		if c.o.BeforeStart != nil {
-			c.o.BeforeStart(vm)
+			c.o.BeforeStart(c.Sim, vm)
 		}
 		r.Err = c.exec(r)
 	}()
