@@ -1,0 +1,70 @@
+package agent
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/onekube/onekube/agent/kubeadm"
+	"github.com/onekube/onekube/agent/state"
+	"github.com/onekube/onekube/agent/system"
+	"github.com/onekube/onekube/agent/system/systemtest"
+	vmcontext "github.com/onekube/onekube/context"
+)
+
+// TestMasterCommandLines runs a master through the real kubeadm.Runner with
+// a scripted Exec: kubeadm is driven only with --config, the token never
+// appears on a command line, and a rerun after success runs nothing.
+func TestMasterCommandLines(t *testing.T) {
+	og := newService(3, []int{3}, nil)
+	h := newHarness(t, og)
+	h.cfg.CNI = "flannel"
+	ca, _ := testCA(t)
+	exec := (&systemtest.FakeExec{}).
+		On("kubeadm version", systemtest.Reply{Stdout: "v1.36.3\n"}).
+		On("kubeadm init", systemtest.Reply{Do: func(system.Cmd) error { return h.root.WriteFile(CACertFile, ca, 0o644) }}).
+		On("kubectl", systemtest.Reply{})
+	if err := h.root.WriteFile("/usr/share/onekube/cni/flannel.yaml", []byte("kind: List\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	deps := Deps{
+		LoadSource: func(context.Context) (*Source, error) {
+			return &Source{Creds: h.creds, Resolve: func() (Config, error) { return h.cfg, nil }}, nil
+		},
+		NewOneGate: func(vmcontext.Credentials) (OneGate, error) { return og, nil },
+		Kubeadm:    kubeadm.Runner{Exec: exec},
+		Exec:       exec,
+		Clock:      h.clock,
+		Log:        slog.New(slog.DiscardHandler),
+	}
+	if err := Bootstrap(t.Context(), Options{Root: h.root, Tunables: h.tun}, deps); err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, c := range exec.Calls {
+		lines = append(lines, strings.Join(append([]string{c.Name}, c.Args...), " "))
+	}
+	want := []string{
+		"kubeadm version -o short",
+		"kubeadm init --config " + h.root.Path(InitConfigFile) + " --skip-token-print",
+		"kubectl --kubeconfig " + h.root.Path(AdminConfFile) + " apply -f " + h.root.Path("/var/lib/onekube/cni-flannel.yaml"),
+	}
+	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
+		t.Errorf("commands:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
+	}
+	tok := og.ut(3, vmcontext.KeyPubToken)
+	if !kubeadm.ValidToken(tok) {
+		t.Fatalf("published token %q", "<malformed>")
+	}
+	if strings.Contains(strings.Join(lines, " "), tok) {
+		t.Error("the token is on a command line")
+	}
+	st, err := state.Store{Root: h.root}.Load()
+	if err != nil || st.Token.Reveal() != tok || st.Published[vmcontext.KeyPubToken] != vmcontext.Mask {
+		t.Errorf("state: token kept %v, published masked %q, %v", st.Token.Reveal() == tok, st.Published[vmcontext.KeyPubToken], err)
+	}
+	if err := Bootstrap(t.Context(), Options{Root: h.root, Tunables: h.tun}, deps); err != nil || len(exec.Calls) != len(want) {
+		t.Errorf("rerun: %v, %d more commands", err, len(exec.Calls)-len(want))
+	}
+}
