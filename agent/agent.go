@@ -6,7 +6,6 @@ package agent
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -147,10 +146,3 @@ type Failure struct {
 
 func (f *Failure) Error() string { return f.msg }
 func (f *Failure) Unwrap() error { return f.err }
-
-// IsFailure reports whether err is a failed boot (exit code 1) as opposed
-// to bad usage.
-func IsFailure(err error) bool {
-	var f *Failure
-	return errors.As(err, &f)
-}
