@@ -23,7 +23,7 @@ type Settings struct {
 	Version         string // "" means the image's kubeadm version
 	CNI             string
 	TaintedMaster   bool
-	TokenTTL        time.Duration // 0 means the token never expires
+	TokenTTL        time.Duration // always positive: eternal join tokens are refused
 }
 
 // legacyContract is what a template without KeyContract speaks: the legacy

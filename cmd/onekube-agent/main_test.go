@@ -19,6 +19,7 @@ func TestExitCodes(t *testing.T) {
 		out  string // substring of stdout+stderr
 	}{
 		"version":           {[]string{"version"}, exitOK, ""},
+		"--version":         {[]string{"--version"}, exitOK, "devel"},
 		"unknown command":   {[]string{"bogus"}, exitUsage, "unknown command"},
 		"bad flag":          {[]string{"bootstrap", "--master-timeout", "soon"}, exitUsage, "master-timeout"},
 		"bad log format":    {[]string{"bootstrap", "--log-format", "xml", "--root", root}, exitUsage, "log format"},

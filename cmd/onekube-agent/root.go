@@ -4,6 +4,8 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
+
+	"github.com/onekube/onekube/cmd/internal/version"
 )
 
 func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
@@ -13,12 +15,14 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 		Long: "onekube-agent runs once at boot in every VM of a onekube OneFlow service.\n" +
 			"The master role's first VM runs kubeadm init and publishes the join data through\n" +
 			"OneGate; every other VM waits for it and runs kubeadm join.",
+		Version:       version.String(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.SetOut(stdout)
 	root.SetErr(stderr)
+	root.SetVersionTemplate("{{.Version}}\n") // the bare version, as the version command prints it
 	root.AddCommand(newBootstrapCommand(stderr), newStatusCommand(stdout), newVersionCommand(stdout))
 	return root
 }

@@ -17,4 +17,6 @@ var (
 	ErrUnknownVM = errors.New("unknown VM")
 	// ErrClosed: the simulator was closed.
 	ErrClosed = errors.New("simulator closed")
+	// ErrServiceFailed: a service went to FAILED_DEPLOYING.
+	ErrServiceFailed = errors.New("service failed to deploy")
 )

@@ -110,21 +110,42 @@ func (s *Sim) WaitReady(ctx context.Context, vmid int) error {
 	})
 }
 
-// WaitServiceRunning waits until every instantiated service is RUNNING.
+// WaitServiceRunning waits until every instantiated service is RUNNING. A
+// service that fails to deploy ends the wait at once with ErrServiceFailed
+// and the simulator's reason (say, an exhausted address pool), instead of
+// leaving the caller to a timeout.
 func (s *Sim) WaitServiceRunning(ctx context.Context) error {
-	return s.WaitFor(ctx, "every service RUNNING", func() bool {
+	var failed error
+	err := s.WaitFor(ctx, "every service RUNNING", func() bool {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		if len(s.services) == 0 {
 			return false
 		}
+		running := true
 		for _, svc := range s.services {
-			if svc.state != stateRunning {
-				return false
+			if svc.state == stateFailedDeploying {
+				failed = fmt.Errorf("%w: service %d: %s", ErrServiceFailed, svc.id, s.lastError(svc.id))
+				return true
 			}
+			running = running && svc.state == stateRunning
 		}
-		return true
+		return running
 	})
+	if failed != nil {
+		return failed
+	}
+	return err
+}
+
+// lastError is the detail of the service's latest error event. Callers hold s.mu.
+func (s *Sim) lastError(svc int) string {
+	for i := len(s.events) - 1; i >= 0; i-- {
+		if e := s.events[i]; e.ServiceID == svc && e.Kind == EventError {
+			return "role " + e.Role + ": " + e.Detail
+		}
+	}
+	return "FAILED_DEPLOYING"
 }
 
 // WaitRoleVMs waits until the role of the service has exactly n VMs.
