@@ -82,14 +82,18 @@ func Bootstrap(ctx context.Context, opts Options, deps Deps) error {
 		return fmt.Errorf("connecting to OneGate: %w", err)
 	}
 
-	d := &bootData{st: st, tun: tun, og: og, kadm: deps.Kubeadm, exec: deps.Exec, root: opts.Root, clock: clock, log: log}
+	d := &bootData{st: st, tun: tun, og: og, kadm: deps.Kubeadm, exec: deps.Exec, root: opts.Root, clock: clock}
 	d.save = func() error {
 		st.UpdatedAt = clock.Now().UTC()
 		return store.Save(st)
 	}
+	// The secrets known now and those learned later (the token this master
+	// generates, the one a worker reads): every log line passes through it.
 	redact := func(s string) string {
 		return vmcontext.Redact(s, src.Creds.Token, st.Token, d.master.Token)
 	}
+	log = newRedactingLogger(log, redact)
+	d.log = log
 	r := &Runner{
 		Report: oneGateReporter{og: og, log: log, timeout: reportTimeout},
 		Notify: notify,
