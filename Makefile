@@ -11,7 +11,7 @@ TOOLS       := $(CURDIR)/.tools
 KUBEADM_TAG ?= v1.36.3
 KUBEADM     ?= $(TOOLS)/kubeadm-$(KUBEADM_TAG)
 
-.PHONY: help build test test-race vet fmt-check golden-update bench demo kubeadm-oracle package clean
+.PHONY: help build test golden-update bench demo fuzz kubeadm-oracle package clean
 
 help:
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -80,3 +80,14 @@ appliance-image: package ## build the appliance qcow2 for real with Packer (need
 
 demo: ## run a simulated service (1 master + 3 workers) on this machine and print a timeline
 	$(GO) run ./agent/internal/demo $(DEMO_FLAGS)
+
+# Fuzzes every Fuzz* target for FUZZTIME each (go test runs only one target
+# per -fuzz invocation). `make test` already replays every seed corpus.
+FUZZTIME ?= 10s
+fuzz: ## run every fuzz target for FUZZTIME (default 10s) each
+	@set -e; for pkg in $$($(GO) list ./...); do \
+		for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+			echo "== $$pkg $$f"; \
+			$(GO) test $$pkg -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME); \
+		done; \
+	done
