@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/onekube/onekube/context/onegatesim"
@@ -70,6 +71,7 @@ type Run struct {
 	End    time.Time
 	Code   int   // exit code, -1 if killed
 	Err    error // a start or wait failure other than a non-zero exit
+	pid    int   // the process (and process group) ID, under Cluster.mu
 	output lockedBuffer
 	done   chan struct{}
 }
@@ -168,8 +170,19 @@ func (c *Cluster) exec(r *Run) error {
 	cmd := exec.CommandContext(c.ctx, c.o.Bins.Agent, r.Args...)
 	cmd.Env = c.env(r)
 	cmd.Stdout, cmd.Stderr = &r.output, &r.output
+	// Its own process group, so Kill and Close take the stand-ins the
+	// agent runs down with it, as a power cut would.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	r.Start = time.Now()
-	err := cmd.Run()
+	if err := cmd.Start(); err != nil {
+		r.Code = -1
+		return err
+	}
+	c.mu.Lock()
+	r.pid = cmd.Process.Pid
+	c.mu.Unlock()
+	err := cmd.Wait()
 	r.End = time.Now()
 	var ee *exec.ExitError
 	switch {
@@ -208,7 +221,17 @@ func (c *Cluster) env(r *Run) []string {
 			env = append(env, "ONEKUBE_STANDIN_CA="+filepath.Join(c.RootOf(ms[0].ID), "etc/kubernetes/pki/ca.crt"))
 		}
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	return append(env, c.o.Env...)
+}
+
+// SetEnv adds variables to every agent started from now on (RunAgain
+// included); a later value of a variable wins over an earlier one.
+func (c *Cluster) SetEnv(kv ...string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.o.Env = append(append([]string{}, c.o.Env...), kv...)
 }
 
 // RootOf is the root directory of a VM's agent.
@@ -257,6 +280,22 @@ func (c *Cluster) Close() {
 	c.stop()
 	c.wg.Wait()
 	_ = c.Sim.Close()
+}
+
+// Kill ends a VM's running agent and every process it started at once,
+// with SIGKILL: a crash or power cut half-way through its work.
+func (c *Cluster) Kill(vmid int) error {
+	c.mu.Lock()
+	r := c.runs[vmid]
+	pid := 0
+	if r != nil {
+		pid = r.pid
+	}
+	c.mu.Unlock()
+	if pid == 0 {
+		return fmt.Errorf("VM %d has no running agent", vmid)
+	}
+	return syscall.Kill(-pid, syscall.SIGKILL)
 }
 
 // RunAgain runs a VM's agent once more, synchronously, with the same
