@@ -2,17 +2,9 @@ package flow
 
 // ServiceTemplate6 is a OneFlow 6.8/6.10 service template.
 type ServiceTemplate6 struct {
-	Name              string                    `json:"name"`
-	Description       string                    `json:"description"`
-	Deployment        string                    `json:"deployment"`
-	ReadyStatusGate   bool                      `json:"ready_status_gate"`
-	ShutdownAction    string                    `json:"shutdown_action,omitempty"`
-	AutomaticDeletion bool                      `json:"automatic_deletion,omitempty"`
-	OnHold            bool                      `json:"on_hold,omitempty"`
-	Networks          map[string]string         `json:"networks,omitempty"`
-	NetworksValues    []map[string]NetworkValue `json:"networks_values,omitempty"`
-	CustomAttrs       map[string]string         `json:"custom_attrs,omitempty"`
-	Roles             []Role6                   `json:"roles"`
+	ServiceHeader
+	CustomAttrs map[string]string `json:"custom_attrs,omitempty"`
+	Roles       []Role6           `json:"roles"`
 }
 
 // Role6 is a 6.x role. VMTemplateContents is raw template text; it must not

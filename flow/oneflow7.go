@@ -2,17 +2,9 @@ package flow
 
 // ServiceTemplate7 is a OneFlow 7.0-7.4 service template.
 type ServiceTemplate7 struct {
-	Name              string                    `json:"name"`
-	Description       string                    `json:"description"`
-	Deployment        string                    `json:"deployment"`
-	ReadyStatusGate   bool                      `json:"ready_status_gate"`
-	ShutdownAction    string                    `json:"shutdown_action,omitempty"`
-	AutomaticDeletion bool                      `json:"automatic_deletion,omitempty"`
-	OnHold            bool                      `json:"on_hold,omitempty"`
-	Networks          map[string]string         `json:"networks,omitempty"`
-	NetworksValues    []map[string]NetworkValue `json:"networks_values,omitempty"`
-	UserInputs        map[string]string         `json:"user_inputs,omitempty"`
-	Roles             []Role7                   `json:"roles"`
+	ServiceHeader
+	UserInputs map[string]string `json:"user_inputs,omitempty"`
+	Roles      []Role7           `json:"roles"`
 }
 
 // Role7 is a 7.x VM role ("type": "vm").

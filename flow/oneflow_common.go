@@ -1,5 +1,20 @@
 package flow
 
+// ServiceHeader holds the service-level fields that OneFlow 6.x and 7.x
+// share; each version's template embeds it (encoding/json flattens it, in
+// this order, ahead of the version's own fields).
+type ServiceHeader struct {
+	Name              string                    `json:"name"`
+	Description       string                    `json:"description"`
+	Deployment        string                    `json:"deployment"`
+	ReadyStatusGate   bool                      `json:"ready_status_gate"`
+	ShutdownAction    string                    `json:"shutdown_action,omitempty"`
+	AutomaticDeletion bool                      `json:"automatic_deletion,omitempty"`
+	OnHold            bool                      `json:"on_hold,omitempty"`
+	Networks          map[string]string         `json:"networks,omitempty"`
+	NetworksValues    []map[string]NetworkValue `json:"networks_values,omitempty"`
+}
+
 // ElasticityPolicyJSON is an elasticity policy in a service template (the
 // same in 6.x and 7.x). adjust is never omitted: 0 is a valid value and a
 // missing adjust is a 400.

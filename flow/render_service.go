@@ -53,8 +53,9 @@ func specError(spec Spec) error {
 	return fmt.Errorf("%w: %s", ErrSpec, strings.Join(msgs, "; "))
 }
 
-func service7(s Spec) ServiceTemplate7 {
-	st := ServiceTemplate7{
+// serviceHeader renders the fields both OneFlow versions share.
+func serviceHeader(s Spec) ServiceHeader {
+	return ServiceHeader{
 		Name:              s.Metadata.Name,
 		Description:       s.Metadata.Description,
 		Deployment:        s.Service.Deployment,
@@ -64,8 +65,11 @@ func service7(s Spec) ServiceTemplate7 {
 		OnHold:            s.Service.OnHold,
 		Networks:          map[string]string{s.Network.Name: networkInput(s.Network)},
 		NetworksValues:    networksValues(s.Network),
-		UserInputs:        inputMap(s),
 	}
+}
+
+func service7(s Spec) ServiceTemplate7 {
+	st := ServiceTemplate7{ServiceHeader: serviceHeader(s), UserInputs: inputMap(s)}
 	for _, name := range []string{RoleMaster, RoleWorker} {
 		r, _ := s.Role(name)
 		st.Roles = append(st.Roles, Role7{
@@ -98,18 +102,7 @@ func service7(s Spec) ServiceTemplate7 {
 }
 
 func service6(s Spec) ServiceTemplate6 {
-	st := ServiceTemplate6{
-		Name:              s.Metadata.Name,
-		Description:       s.Metadata.Description,
-		Deployment:        s.Service.Deployment,
-		ReadyStatusGate:   *s.Service.ReadyStatusGate,
-		ShutdownAction:    s.Service.ShutdownAction,
-		AutomaticDeletion: s.Service.AutomaticDeletion,
-		OnHold:            s.Service.OnHold,
-		Networks:          map[string]string{s.Network.Name: networkInput(s.Network)},
-		NetworksValues:    networksValues(s.Network),
-		CustomAttrs:       inputMap(s),
-	}
+	st := ServiceTemplate6{ServiceHeader: serviceHeader(s), CustomAttrs: inputMap(s)}
 	for _, name := range []string{RoleMaster, RoleWorker} {
 		r, _ := s.Role(name)
 		st.Roles = append(st.Roles, Role6{
