@@ -44,7 +44,7 @@ func run(out io.Writer, workers int, deployment string, timeout time.Duration) e
 		Bins:        bins,
 		Workers:     workers,
 		Deployment:  deployment,
-		CNIManifest: flannelManifest,
+		CNIManifest: simcluster.FlannelManifest,
 		// The production backoff (2s, x1.5, capped at 30s) scaled down so
 		// the demo takes seconds.
 		Args: []string{"--poll-interval", "100ms", "--max-poll-interval", "1s"},
@@ -77,14 +77,3 @@ func run(out io.Writer, workers int, deployment string, timeout time.Duration) e
 	}
 	return nil
 }
-
-// flannelManifest stands in for the manifest the image carries.
-const flannelManifest = `apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: kube-flannel-cfg
-  namespace: kube-flannel
-data:
-  net-conf.json: |
-    {"Network": "10.244.0.0/16", "Backend": {"Type": "vxlan"}}
-`

@@ -36,18 +36,6 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// flannelManifest is a minimal manifest the kubectl stand-in accepts,
-// carrying flannel's default pod network for the agent to substitute.
-const flannelManifest = `apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: kube-flannel-cfg
-  namespace: kube-flannel
-data:
-  net-conf.json: |
-    {"Network": "10.244.0.0/16", "Backend": {"Type": "vxlan"}}
-`
-
 // fastArgs keep waits short: the backoff shape is production's, scaled.
 var fastArgs = []string{"--poll-interval", "50ms", "--max-poll-interval", "300ms", "--onegate-timeout", "20s"}
 
@@ -55,7 +43,7 @@ func startCluster(t *testing.T, o simcluster.Options) *simcluster.Cluster {
 	t.Helper()
 	o.Dir = t.TempDir()
 	o.Bins = bins
-	o.CNIManifest = flannelManifest
+	o.CNIManifest = simcluster.FlannelManifest
 	o.Args = append(append([]string{}, fastArgs...), o.Args...)
 	c, err := simcluster.Start(o)
 	if err != nil {

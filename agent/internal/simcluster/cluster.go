@@ -82,6 +82,19 @@ func (r *Run) Output() string { return r.output.String() }
 // Done is closed when the process has exited.
 func (r *Run) Done() <-chan struct{} { return r.done }
 
+// FlannelManifest stands in for the manifest the image carries: minimal,
+// accepted by the kubectl stand-in, and carrying flannel's default pod
+// network for the agent to substitute.
+const FlannelManifest = `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: kube-flannel-cfg
+  namespace: kube-flannel
+data:
+  net-conf.json: |
+    {"Network": "10.244.0.0/16", "Backend": {"Type": "vxlan"}}
+`
+
 // CNIDir is where simcluster puts the CNI manifest in every root.
 const CNIDir = "/usr/share/onekube/cni"
 
