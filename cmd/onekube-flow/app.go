@@ -1,11 +1,13 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/onekube/onekube/cmd/internal/version"
 	"github.com/onekube/onekube/flow/register"
@@ -18,6 +20,8 @@ const (
 	exitFailed  = 1 // validation errors, a bad spec, a failed operation
 	exitUsage   = 2 // unknown command or flag, bad arguments
 	exitProblem = exitFailed
+	// exitInProgress (3, status.go): status found nothing failed, but not
+	// everything ready yet.
 )
 
 // app holds the process's side effects so tests can run commands in-process.
@@ -28,7 +32,16 @@ type app struct {
 	// readFile reads spec and template files; os.ReadFile unless a test
 	// sets it.
 	readFile func(string) ([]byte, error)
+	// sleep is status --wait's pause between polls; the real clock unless
+	// a test sets it.
+	sleep func(context.Context, time.Duration) error
 }
+
+// exitCode: the command printed its result and only the exit code is left
+// to set (status).
+type exitCode struct{ code int }
+
+func (e exitCode) Error() string { return fmt.Sprintf("exit status %d", e.code) }
 
 // usageError marks a mistake in how the command was called (exit 2).
 type usageError struct{ err error }
@@ -56,6 +69,10 @@ func (a *app) run(args []string) int {
 	case errors.Is(err, errQuiet):
 		return exitProblem
 	}
+	var ec exitCode
+	if errors.As(err, &ec) {
+		return ec.code
+	}
 	fmt.Fprintf(a.stderr, "onekube-flow: %v\n", err)
 	var ue usageError
 	if errors.As(err, &ue) || !started {
@@ -74,12 +91,14 @@ OneFlow service template and the master/worker VM templates of a kubeadm
 Kubernetes cluster on OpenNebula, validates service templates, and registers
 them. Documents go to stdout, logs and hints to stderr.
 
-Exit codes: 0 success, 1 validation errors or a failed operation, 2 usage error.`,
+Exit codes: 0 success, 1 validation errors or a failed operation, 2 usage error,
+3 (status only) the cluster is still coming up.`,
 		Example: `  onekube-flow render | oneflow-template create
   onekube-flow render -f cluster.yaml --oneflow 6 --workers 5
   onekube-flow render vm-template --role master | onetemplate create
   onekube-flow validate service.json
-  onekube-flow create -f cluster.yaml --replace`,
+  onekube-flow create -f cluster.yaml --replace
+  onekube-flow status kubernetes --wait 20m`,
 		Version:           version.String(),
 		SilenceUsage:      true,
 		SilenceErrors:     true,
@@ -92,7 +111,7 @@ Exit codes: 0 success, 1 validation errors or a failed operation, 2 usage error.
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(a.renderCmd(), a.validateCmd(), a.createCmd())
+	root.AddCommand(a.renderCmd(), a.validateCmd(), a.createCmd(), a.statusCmd())
 	return root
 }
 

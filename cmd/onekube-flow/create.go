@@ -3,20 +3,16 @@ package main
 import (
 	"context"
 	"fmt"
-	"net/http"
-	"time"
 
-	vmcontext "github.com/onekube/onekube/context"
 	"github.com/onekube/onekube/flow/register"
 	"github.com/spf13/cobra"
 )
 
 func (a *app) createCmd() *cobra.Command {
 	var sf specFlags
-	var oneflow, password string
-	var flags register.Config
+	var oneflow string
+	var conn connFlags
 	var opts register.Options
-	var timeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "create",
 		Short: "Register the VM templates and the service template in OpenNebula",
@@ -45,20 +41,16 @@ Nothing is written when anything is refused.`,
 			if err != nil {
 				return err
 			}
-			if password != "" {
-				flags.Password = vmcontext.NewSecret(password)
-			}
-			conf, err := register.LoadConfig(a.env, flags)
+			conf, hc, err := conn.load(a)
 			if err != nil {
 				return err
 			}
 			warnSpec(a.stderr, s)
-			hc := &http.Client{Timeout: timeout}
 			r := register.Registrar{
 				VM:   register.NewOnedTemplates(conf.XMLRPC, conf.User, conf.Password, hc),
 				Flow: &register.FlowClient{BaseURL: conf.OneFlow, User: conf.FlowUser, Password: conf.FlowPassword, HTTP: hc},
 			}
-			ctx, cancel := context.WithTimeout(cmd.Context(), 4*timeout)
+			ctx, cancel := context.WithTimeout(cmd.Context(), 4*conn.timeout)
 			defer cancel()
 			out, err := r.Create(ctx, s, opts)
 			for _, o := range out {
@@ -75,12 +67,8 @@ Nothing is written when anything is refused.`,
 	sf.register(cmd.Flags())
 	fs := cmd.Flags()
 	fs.StringVar(&oneflow, "oneflow", "7", "OneFlow data model: 7 (7.0-7.4) or 6 (6.8/6.10)")
-	fs.StringVar(&flags.XMLRPC, "one-xmlrpc", "", "oned XML-RPC endpoint (default $ONE_XMLRPC or "+register.DefaultXMLRPC+")")
-	fs.StringVar(&flags.OneFlow, "oneflow-url", "", "OneFlow endpoint (default $ONEFLOW_URL or "+register.DefaultOneFlow+")")
-	fs.StringVar(&flags.User, "user", "", "OpenNebula user (default from $ONE_AUTH or ~/.one/one_auth)")
-	fs.StringVar(&password, "password", "", "OpenNebula password (prefer ONE_AUTH: flags show in ps)")
+	conn.register(fs)
 	fs.BoolVar(&opts.Replace, "replace", false, "update existing templates of the same name in place")
 	fs.BoolVar(&opts.ReuseVMTemplates, "reuse-vm-templates", false, "use existing VM templates of the same name as they are")
-	fs.DurationVar(&timeout, "timeout", 30*time.Second, "timeout of each request")
 	return cmd
 }

@@ -50,7 +50,13 @@ func (e *HTTPError) Error() string {
 
 // List returns the service templates (GET /service_template).
 func (c *FlowClient) List(ctx context.Context) ([]Document, error) {
-	b, err := c.do(ctx, http.MethodGet, "/service_template", nil)
+	return c.pool(ctx, "/service_template", "service template")
+}
+
+// pool reads a DOCUMENT_POOL answer (GET /service_template, GET /service)
+// into IDs and names.
+func (c *FlowClient) pool(ctx context.Context, path, what string) ([]Document, error) {
+	b, err := c.do(ctx, http.MethodGet, path, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +66,7 @@ func (c *FlowClient) List(ctx context.Context) ([]Document, error) {
 		} `json:"DOCUMENT_POOL"`
 	}
 	if err := json.Unmarshal(b, &pool); err != nil {
-		return nil, fmt.Errorf("oneflow: decoding the service template pool: %w", err)
+		return nil, fmt.Errorf("oneflow: decoding the %s pool: %w", what, err)
 	}
 	raw := bytes.TrimSpace(pool.Pool.Document)
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
@@ -73,7 +79,7 @@ func (c *FlowClient) List(ctx context.Context) ([]Document, error) {
 	}
 	var docs []flowDoc
 	if err := json.Unmarshal(raw, &docs); err != nil {
-		return nil, fmt.Errorf("oneflow: decoding the service template pool: %w", err)
+		return nil, fmt.Errorf("oneflow: decoding the %s pool: %w", what, err)
 	}
 	out := make([]Document, 0, len(docs))
 	for _, d := range docs {

@@ -9,6 +9,8 @@ import (
 	"html"
 	"io"
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -26,6 +28,11 @@ type OneFlow struct {
 	Pool     string // the GET /service_template answer
 	CreateID int    // the ID POST /service_template answers
 	Fail     string // non-empty: POST and PUT answer 400 with this text
+	// Services is the GET /service answer (a DOCUMENT_POOL).
+	Services string
+	// Service holds the GET /service/:id answers by ID; other IDs get
+	// OneFlow's 404.
+	Service map[int]string
 }
 
 func (f *OneFlow) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -38,6 +45,19 @@ func (f *OneFlow) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodGet && r.URL.Path == "/service_template":
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprint(w, f.Pool)
+	case r.Method == http.MethodGet && r.URL.Path == "/service":
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, f.Services)
+	case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/service/"):
+		f.mu.Lock()
+		doc, ok := f.Service[atoi(strings.TrimPrefix(r.URL.Path, "/service/"))]
+		f.mu.Unlock()
+		if !ok {
+			http.Error(w, "Error getting document ["+strings.TrimPrefix(r.URL.Path, "/service/")+"].", http.StatusNotFound)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, doc)
 	case f.Fail != "":
 		// OneFlow's errors are plain text.
 		w.WriteHeader(http.StatusBadRequest)
@@ -82,6 +102,9 @@ type Oned struct {
 	Pool     string // the one.templatepool.info answer (XML), see VMPool
 	NextID   int    // the ID the next one.template.allocate answers
 	FailWith string // non-empty: every call fails with this message
+	// VMs holds the one.vm.info answers (XML, see VMXML) by VM ID; other
+	// IDs fail as oned does.
+	VMs map[int]string
 }
 
 type xmlMethodCall struct {
@@ -138,6 +161,15 @@ func (f *Oned) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.NextID++
 		f.mu.Unlock()
 		writeRPC(w, true, fmt.Sprintf("<i4>%d</i4>", id))
+	case "one.vm.info":
+		f.mu.Lock()
+		doc, ok := f.VMs[atoi(call.Params[1])]
+		f.mu.Unlock()
+		if !ok {
+			writeRPC(w, false, "<string>[one.vm.info] Error getting virtual machine ["+html.EscapeString(call.Params[1])+"].</string>")
+			return
+		}
+		writeRPC(w, true, "<string>"+html.EscapeString(doc)+"</string>")
 	case "one.template.update":
 		writeRPC(w, true, "<i4>"+call.Params[1]+"</i4>")
 	default:
@@ -184,5 +216,45 @@ func VMPool(templates ...VMTemplate) string {
 		fmt.Fprintf(&b, "<VMTEMPLATE><ID>%d</ID><UID>0</UID><NAME>%s</NAME><TEMPLATE></TEMPLATE></VMTEMPLATE>", d.ID, html.EscapeString(d.Name))
 	}
 	b.WriteString("</VMTEMPLATE_POOL>")
+	return b.String()
+}
+
+// atoi is strconv.Atoi with -1 for anything else, an ID no fake holds.
+func atoi(s string) int {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+// VM describes a one.vm.info answer for VMXML.
+type VM struct {
+	ID           int
+	Name         string
+	State, LCM   int // oned's numbers: 3, 3 is ACTIVE/RUNNING
+	IP           string
+	UserTemplate map[string]string
+}
+
+// VMXML is a VM document as one.vm.info returns it, reduced to what
+// status reads.
+func VMXML(v VM) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "<VM><ID>%d</ID><UID>0</UID><NAME>%s</NAME><STATE>%d</STATE><LCM_STATE>%d</LCM_STATE><TEMPLATE>",
+		v.ID, html.EscapeString(v.Name), v.State, v.LCM)
+	if v.IP != "" {
+		fmt.Fprintf(&b, "<NIC><NIC_ID>0</NIC_ID><IP>%s</IP></NIC>", html.EscapeString(v.IP))
+	}
+	b.WriteString("</TEMPLATE><USER_TEMPLATE>")
+	keys := make([]string, 0, len(v.UserTemplate))
+	for k := range v.UserTemplate {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		fmt.Fprintf(&b, "<%s>%s</%s>", k, html.EscapeString(v.UserTemplate[k]), k)
+	}
+	b.WriteString("</USER_TEMPLATE></VM>")
 	return b.String()
 }

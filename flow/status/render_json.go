@@ -1,0 +1,88 @@
+package status
+
+import (
+	"encoding/json"
+	"io"
+)
+
+// JSONVersion is the version of the --json document below; it changes only
+// when a field is removed or changes meaning (new fields may appear).
+const JSONVersion = 1
+
+// jsonReport is the --json document:
+//
+//	{"version":1,
+//	 "service":{"id":12,"name":"k8s","state":"RUNNING"},
+//	 "outcome":"ready"|"in-progress"|"failed",
+//	 "reasons":["VM 50 (worker): wait-master", ...],
+//	 "roles":[{"name":"master","state":"RUNNING","cardinality":1,"vms":1}],
+//	 "vms":[{"role":"master","id":49,"name":"master_0_(service_12)",
+//	         "state":"ACTIVE","lcm_state":"RUNNING","ip":"10.0.0.5",
+//	         "phase":"done","ready":true,"node":"k8s-master",
+//	         "error":"","master":"10.0.0.5:6443","token_published":true,
+//	         "read_error":""}]}
+//
+// The join token itself is never part of it: only token_published.
+type jsonReport struct {
+	Version int          `json:"version"`
+	Service jsonService  `json:"service"`
+	Outcome Outcome      `json:"outcome"`
+	Reasons []string     `json:"reasons"`
+	Roles   []jsonRole   `json:"roles"`
+	VMs     []jsonVMView `json:"vms"`
+}
+
+type jsonService struct {
+	ID    int    `json:"id"`
+	Name  string `json:"name"`
+	State string `json:"state"`
+}
+
+type jsonRole struct {
+	Name        string `json:"name"`
+	State       string `json:"state"`
+	Cardinality int    `json:"cardinality"`
+	VMs         int    `json:"vms"`
+}
+
+type jsonVMView struct {
+	Role           string `json:"role"`
+	ID             int    `json:"id"`
+	Name           string `json:"name"`
+	State          string `json:"state"`
+	LCMState       string `json:"lcm_state"`
+	IP             string `json:"ip"`
+	Phase          string `json:"phase"`
+	Ready          bool   `json:"ready"`
+	Node           string `json:"node"`
+	Error          string `json:"error"`
+	Master         string `json:"master"`
+	TokenPublished bool   `json:"token_published"`
+	ReadError      string `json:"read_error"`
+}
+
+// WriteJSON prints the report as the documented, indented JSON document.
+// Empty lists are [] rather than null so consumers need no special case.
+func WriteJSON(w io.Writer, r Report) error {
+	out := jsonReport{
+		Version: JSONVersion,
+		Service: jsonService{ID: r.ServiceID, Name: r.ServiceName, State: r.ServiceState},
+		Outcome: r.Outcome,
+		Reasons: append([]string{}, r.Reasons...),
+		Roles:   []jsonRole{},
+		VMs:     []jsonVMView{},
+	}
+	for _, ro := range r.Roles {
+		out.Roles = append(out.Roles, jsonRole(ro))
+	}
+	for _, v := range r.VMs {
+		out.VMs = append(out.VMs, jsonVMView{
+			Role: v.Role, ID: v.ID, Name: v.Name, State: v.State, LCMState: v.LCMState, IP: v.IP,
+			Phase: v.Phase, Ready: v.Ready, Node: v.NodeName, Error: v.Error, Master: v.Master,
+			TokenPublished: v.TokenPublished, ReadError: v.ReadError,
+		})
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}

@@ -1,0 +1,129 @@
+package status
+
+import (
+	"fmt"
+	"sort"
+)
+
+// Outcome is the one-word answer of a report.
+type Outcome string
+
+const (
+	// Ready: the service is RUNNING and every VM has READY=YES.
+	Ready Outcome = "ready"
+	// InProgress: nothing failed yet, but something is not ready.
+	InProgress Outcome = "in-progress"
+	// Failed: the service, a role or a VM failed, or the service is
+	// undeploying or gone; waiting longer will not help.
+	Failed Outcome = "failed"
+)
+
+// Report is a service's status, ready to render.
+type Report struct {
+	ServiceID    int
+	ServiceName  string
+	ServiceState string
+	Roles        []RoleStatus
+	VMs          []Row // by role name, then VM ID
+	Outcome      Outcome
+	// Reasons says why the outcome is not Ready, one short line each.
+	Reasons []string
+}
+
+// RoleStatus is a role's line of the report.
+type RoleStatus struct {
+	Name        string
+	State       string
+	Cardinality int
+	VMs         int // VMs OneFlow lists for the role
+}
+
+// Row is one VM of a role.
+type Row struct {
+	Role string
+	VM
+}
+
+// ReadyVMs counts the rows with READY=YES.
+func (r Report) ReadyVMs() int {
+	n := 0
+	for _, v := range r.VMs {
+		if v.Ready {
+			n++
+		}
+	}
+	return n
+}
+
+// Summarize joins a service with the VMs read from oned (by ID; a VM
+// missing from vms gets a row saying so) and decides the outcome.
+func Summarize(svc Service, vms map[int]VM) Report {
+	r := Report{ServiceID: svc.ID, ServiceName: svc.Name, ServiceState: ServiceStateName(svc.State)}
+	var failed, pending []string
+	switch {
+	case failedState(r.ServiceState), goneState(r.ServiceState):
+		failed = append(failed, fmt.Sprintf("service is %s", r.ServiceState))
+	case r.ServiceState != "RUNNING":
+		pending = append(pending, fmt.Sprintf("service is %s", r.ServiceState))
+	}
+	roles := append([]Role(nil), svc.Roles...)
+	sort.SliceStable(roles, func(i, j int) bool { return roles[i].Name < roles[j].Name })
+	for _, role := range roles {
+		rs := RoleStatus{Name: role.Name, State: RoleStateName(role.State), Cardinality: role.Cardinality, VMs: len(role.VMIDs)}
+		r.Roles = append(r.Roles, rs)
+		if failedState(rs.State) {
+			failed = append(failed, fmt.Sprintf("role %s is %s", rs.Name, rs.State))
+		}
+		if rs.VMs < rs.Cardinality {
+			pending = append(pending, fmt.Sprintf("role %s has %d of %d VMs", rs.Name, rs.VMs, rs.Cardinality))
+		}
+		ids := append([]int(nil), role.VMIDs...)
+		sort.Ints(ids)
+		for _, id := range ids {
+			vm, ok := vms[id]
+			if !ok {
+				vm = VM{ID: id, ReadError: "not read"}
+			}
+			vm.ID = id
+			r.VMs = append(r.VMs, Row{Role: role.Name, VM: vm})
+			switch {
+			case vm.ReadError != "":
+				pending = append(pending, fmt.Sprintf("VM %d: unreadable", id))
+			case vm.Phase == PhaseFailed:
+				failed = append(failed, fmt.Sprintf("VM %d (%s): agent failed: %s", id, role.Name, orDash(vm.Error)))
+			case vmFailed(vm.State, vm.LCMState):
+				failed = append(failed, fmt.Sprintf("VM %d (%s) is %s", id, role.Name, vmState(vm)))
+			case !vm.Ready:
+				pending = append(pending, fmt.Sprintf("VM %d (%s): %s", id, role.Name, orDash(vm.Phase)))
+			}
+		}
+	}
+	if len(r.VMs) == 0 {
+		pending = append(pending, "no VMs yet")
+	}
+	switch {
+	case len(failed) > 0:
+		r.Outcome, r.Reasons = Failed, failed
+	case len(pending) > 0:
+		r.Outcome, r.Reasons = InProgress, pending
+	default:
+		r.Outcome = Ready
+	}
+	return r
+}
+
+// vmState is the state a person wants to see: the LCM state while ACTIVE,
+// else the VM state (POWEROFF, PENDING, ...).
+func vmState(v VM) string {
+	if v.State == "ACTIVE" && v.LCMState != "" {
+		return v.LCMState
+	}
+	return v.State
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
