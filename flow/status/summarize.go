@@ -94,7 +94,7 @@ func Summarize(svc Service, vms map[int]VM) Report {
 			case vmFailed(vm.State, vm.LCMState):
 				failed = append(failed, fmt.Sprintf("VM %d (%s) is %s", id, role.Name, vmState(vm)))
 			case !vm.Ready:
-				pending = append(pending, fmt.Sprintf("VM %d (%s): %s", id, role.Name, orDash(vm.Phase)))
+				pending = append(pending, fmt.Sprintf("VM %d (%s): %s", id, role.Name, progressOf(vm)))
 			}
 		}
 	}
@@ -119,6 +119,14 @@ func vmState(v VM) string {
 		return v.LCMState
 	}
 	return v.State
+}
+
+// progressOf says how far a VM that is not ready has got.
+func progressOf(v VM) string {
+	if v.Phase == "" {
+		return vmState(v) + ", no agent phase yet"
+	}
+	return "phase " + v.Phase
 }
 
 func orDash(s string) string {
