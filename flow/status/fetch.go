@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/OpenNebula/one/src/oca/go/src/goca/schemas/vm"
+	vmcontext "github.com/onekube/onekube/context"
 	"github.com/onekube/onekube/flow/register"
 )
 
@@ -118,37 +119,45 @@ func (f *Fetcher) readVMs(ctx context.Context, svc Service) map[int]VM {
 		n = DefaultParallel
 	}
 	var (
-		mu  sync.Mutex
-		wg  sync.WaitGroup
-		sem = make(chan struct{}, n)
-		out = make(map[int]VM, len(ids))
+		mu      sync.Mutex
+		wg      sync.WaitGroup
+		sem     = make(chan struct{}, n)
+		out     = make(map[int]VM, len(ids))
+		secrets []vmcontext.Secret
 	)
 	for _, id := range ids {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			v := f.readVM(ctx, id)
+			v, token := f.readVM(ctx, id)
 			mu.Lock()
 			out[id] = v
+			if !token.IsZero() {
+				secrets = append(secrets, token)
+			}
 			mu.Unlock()
 		}()
 	}
 	wg.Wait()
+	// Every token any master published is masked in every VM's text.
+	for id, v := range out {
+		out[id] = v.redact(secrets...)
+	}
 	return out
 }
 
-func (f *Fetcher) readVM(ctx context.Context, id int) VM {
+func (f *Fetcher) readVM(ctx context.Context, id int) (VM, vmcontext.Secret) {
 	ctx, cancel := f.timeout(ctx)
 	defer cancel()
 	v, err := f.VMs.Info(ctx, id)
 	if err != nil {
-		return VM{ID: id, ReadError: err.Error()}
+		return VM{ID: id, ReadError: err.Error()}, vmcontext.Secret{}
 	}
 	if v.ID != id {
-		return VM{ID: id, ReadError: fmt.Sprintf("oned answered with VM %d", v.ID)}
+		return VM{ID: id, ReadError: fmt.Sprintf("oned answered with VM %d", v.ID)}, vmcontext.Secret{}
 	}
-	return FromOned(v)
+	return fromOned(v)
 }
 
 func (f *Fetcher) timeout(ctx context.Context) (context.Context, context.CancelFunc) {

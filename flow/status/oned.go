@@ -13,6 +13,14 @@ import (
 // only to learn that it exists and to mask it should the agent's error text
 // ever contain it.
 func FromOned(v *vm.VM) VM {
+	out, _ := fromOned(v)
+	return out
+}
+
+// fromOned also returns the token the VM published, so the Fetcher can mask
+// a master's token in every VM's text (a worker's error may quote the join
+// command).
+func fromOned(v *vm.VM) (VM, vmcontext.Secret) {
 	out := VM{ID: v.ID, Name: v.Name}
 	out.State, out.LCMState = stateNames(v)
 	for _, nic := range v.Template.GetNICs() {
@@ -28,18 +36,25 @@ func FromOned(v *vm.VM) VM {
 	}
 	token := vmcontext.NewSecret(get(vmcontext.KeyPubToken))
 	out.TokenPublished = !token.IsZero()
-	redact := func(s string) string { return vmcontext.Redact(s, token) }
-	out.Phase = redact(get(vmcontext.KeyPubPhase))
-	out.Error = redact(get(vmcontext.KeyPubError))
-	out.NodeName = redact(get(vmcontext.KeyPubNodeName))
+	out.Phase = get(vmcontext.KeyPubPhase)
+	out.Error = get(vmcontext.KeyPubError)
+	out.NodeName = get(vmcontext.KeyPubNodeName)
 	out.Ready = strings.EqualFold(get(vmcontext.KeyReady), "YES")
 	if m := get(vmcontext.KeyPubMaster); m != "" {
 		if p := get(vmcontext.KeyPubPort); p != "" {
 			m += ":" + p
 		}
-		out.Master = redact(m)
+		out.Master = m
 	}
-	return out
+	return out.redact(token), token
+}
+
+// redact masks the secrets in every text field that came from the VM.
+func (v VM) redact(secrets ...vmcontext.Secret) VM {
+	for _, p := range []*string{&v.Name, &v.Phase, &v.Error, &v.NodeName, &v.Master, &v.IP, &v.ReadError} {
+		*p = vmcontext.Redact(*p, secrets...)
+	}
+	return v
 }
 
 // stateNames uses goca's names, falling back to the numbers for states a

@@ -40,10 +40,15 @@ func (f *Fetcher) Wait(ctx context.Context, id int, p Poll) (Report, error) {
 	if err != nil {
 		return last, err
 	}
-	for last.Outcome == InProgress {
+	progress := func(r Report, err error) {
 		if p.Progress != nil {
-			p.Progress(last, nil)
+			p.Progress(r, err)
 		}
+	}
+	if last.Outcome == InProgress {
+		progress(last, nil)
+	}
+	for last.Outcome == InProgress {
 		if p.Sleep(ctx, p.Jitter(p.Interval)) != nil {
 			return last, nil
 		}
@@ -52,12 +57,13 @@ func (f *Fetcher) Wait(ctx context.Context, id int, p Poll) (Report, error) {
 			return last, nil
 		}
 		if err != nil {
-			if p.Progress != nil {
-				p.Progress(last, err)
-			}
+			progress(last, err)
 			continue
 		}
 		last = r
+		if last.Outcome == InProgress {
+			progress(last, nil)
+		}
 	}
 	return last, nil
 }
