@@ -38,8 +38,8 @@ failed, or the duration passes, and prints the last view.
 Endpoints and credentials are found as for create.
 
 Exit codes: 0 the service is RUNNING and every VM has READY=YES; 1 something
-failed (a VM's agent phase "failed", a *_FAILURE VM state, a FAILED_* service
-or role, a service undeploying or done) or the service could not be read;
+failed (a VM's agent phase "failed", a VM in FAILURE, DONE or a *_FAILURE
+LCM state, a FAILED_* service or role, a service undeploying or done) or the service could not be read;
 2 usage error; 3 in progress (nothing failed, not everything ready yet, or a
 VM could not be read).`,
 		Example: `  onekube-flow status 12

@@ -49,7 +49,8 @@ func goneState(name string) bool {
 }
 
 // vmFailed: oned's own failure states, STATE FAILURE/CLONING_FAILURE and
-// every *_FAILURE LCM state (OneFlow fails the role on these too).
+// every *_FAILURE LCM state (OneFlow fails the role on these too), and a VM
+// already DONE, which will never report READY.
 func vmFailed(state, lcm string) bool {
 	return strings.HasSuffix(state, "FAILURE") || strings.HasSuffix(lcm, "_FAILURE") || state == "DONE"
 }
