@@ -25,7 +25,7 @@ test: ## the full test suite, as CI runs it (race detector on)
 	KUBEADM=$$( [ -x '$(KUBEADM)' ] && echo '$(KUBEADM)' ) $(GO) test -race -count=1 ./...
 
 # The packages that keep golden files (each defines an -update flag).
-GOLDEN_PKGS := ./flow ./flow/register ./agent/kubeadm ./context/onegatesim ./appliance/marketplace
+GOLDEN_PKGS := ./flow ./flow/register ./flow/status ./agent/kubeadm ./context/onegatesim ./appliance/marketplace
 
 golden-update: ## rewrite golden files from the current renderers
 	$(GO) test $(GOLDEN_PKGS) -count=1 -update

@@ -86,9 +86,10 @@ func (f *Fetcher) Resolve(ctx context.Context, ref string) (int, error) {
 	return 0, fmt.Errorf("%w: %d services are named %q (IDs %s); pass the ID", ErrAmbiguousService, len(ids), ref, strings.Join(s, ", "))
 }
 
-// Fetch reads service id and every VM of it, and summarizes them. Only the
-// service itself failing is an error; a VM that cannot be read becomes a row
-// saying why.
+// Fetch reads service id and every VM of it, and summarizes them. A VM that
+// cannot be read becomes a row saying why; when none can be read (wrong oned
+// credentials, oned unreachable) that is an error, since waiting will not
+// mend it.
 func (f *Fetcher) Fetch(ctx context.Context, id int) (Report, error) {
 	sctx, cancel := f.timeout(ctx)
 	b, err := f.Flow.Service(sctx, id)
@@ -100,7 +101,32 @@ func (f *Fetcher) Fetch(ctx context.Context, id int) (Report, error) {
 	if err != nil {
 		return Report{}, fmt.Errorf("reading service %d: %w", id, err)
 	}
-	return Summarize(svc, f.readVMs(ctx, svc)), nil
+	vms := f.readVMs(ctx, svc)
+	if err := noneReadable(vms); err != nil {
+		return Report{}, fmt.Errorf("reading the VMs of service %d from oned: %w", id, err)
+	}
+	return Summarize(svc, vms), nil
+}
+
+// ErrNoVMReadable: not one VM of the service could be read from oned.
+var ErrNoVMReadable = errors.New("no VM could be read")
+
+// noneReadable reports the failure of the lowest VM ID when every read
+// failed, or nil.
+func noneReadable(vms map[int]VM) error {
+	first := -1
+	for id, v := range vms {
+		if v.ReadError == "" {
+			return nil
+		}
+		if first < 0 || id < first {
+			first = id
+		}
+	}
+	if first < 0 {
+		return nil // a service with no VMs yet
+	}
+	return fmt.Errorf("%w: VM %d: %s", ErrNoVMReadable, first, vms[first].ReadError)
 }
 
 func (f *Fetcher) readVMs(ctx context.Context, svc Service) map[int]VM {

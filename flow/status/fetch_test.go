@@ -354,3 +354,31 @@ func TestFromOnedStates(t *testing.T) {
 		t.Errorf("%+v", v)
 	}
 }
+
+// Wrong oned credentials fail every VM read: that ends the command with the
+// reason at once instead of waiting for a state that cannot come.
+func TestFetchNoVMReadable(t *testing.T) {
+	t.Parallel()
+	f := &Fetcher{Flow: &memFlow{docs: []string{serviceDoc(1, 5, 6)}}, VMs: &memVMs{vms: map[int]*vm.VM{}}}
+	_, err := f.Fetch(context.Background(), 1)
+	if !errors.Is(err, ErrNoVMReadable) || !strings.Contains(err.Error(), "VM 5") {
+		t.Fatalf("err = %v, want ErrNoVMReadable naming VM 5", err)
+	}
+	_, err = f.Wait(context.Background(), 1, Poll{Sleep: func(context.Context, time.Duration) error {
+		t.Fatal("Wait slept although no VM can be read")
+		return nil
+	}})
+	if !errors.Is(err, ErrNoVMReadable) {
+		t.Fatalf("Wait: err = %v", err)
+	}
+
+	// One readable VM is enough: the other is a row with its error.
+	f.VMs = &memVMs{vms: map[int]*vm.VM{6: readyVM(t, 6)}}
+	r, err := f.Fetch(context.Background(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.VMs) != 2 {
+		t.Errorf("%d rows, want 2", len(r.VMs))
+	}
+}
