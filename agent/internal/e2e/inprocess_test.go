@@ -89,8 +89,11 @@ func runInProcess(tb testing.TB, n int, tun agent.Tunables) clusterResult {
 		tb.Fatal(err)
 	}
 	ca := caPEM(tb)
+	// Count every boot before any can start: the simulator calls
+	// OnVMCreated asynchronously, so WaitRoleVMs can return before the last
+	// callback has run, and a wg.Add there would race wg.Wait below.
+	ip.wg.Add(1 + n)
 	ip.sim.OnVMCreated(func(vm onegatesim.VMInfo) {
-		ip.wg.Add(1)
 		go func() {
 			defer ip.wg.Done()
 			err := ip.boot(vm, filepath.Join(dir, fmt.Sprint(vm.ID)), ca, tun)

@@ -288,11 +288,13 @@ func (c *Cluster) Wait(ctx context.Context, n int) ([]*Run, error) {
 	}
 }
 
-// Close kills agents still running and stops the simulator.
+// Close kills agents still running and stops the simulator. The simulator
+// closes first: its Close waits for the creation notices in flight, so no
+// launch can call wg.Add while wg.Wait runs.
 func (c *Cluster) Close() {
 	c.stop()
-	c.wg.Wait()
 	_ = c.Sim.Close()
+	c.wg.Wait()
 }
 
 // Kill ends a VM's running agent and every process it started at once,
