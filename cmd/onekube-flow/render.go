@@ -23,11 +23,7 @@ the spec. Roles without a VM template ID get -1: register the VM templates
   onekube-flow render -f cluster.yaml --workers 5 --cni calico`,
 		Args: rangeArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			v, err := parseVersion(oneflow, false)
-			if err != nil {
-				return err
-			}
-			s, err := sf.spec(cmd, a)
+			s, v, err := sf.versioned(cmd, a, oneflow)
 			if err != nil {
 				return err
 			}
@@ -109,11 +105,7 @@ network and the role counts.`,
   oneflow-template instantiate kubernetes k8s.json`,
 		Args: rangeArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			v, err := parseVersion(oneflow, false)
-			if err != nil {
-				return err
-			}
-			s, err := sf.spec(cmd, a)
+			s, v, err := sf.versioned(cmd, a, oneflow)
 			if err != nil {
 				return err
 			}
@@ -152,4 +144,15 @@ func (a *app) renderSpecCmd() *cobra.Command {
 	}
 	sf.register(cmd.Flags())
 	return cmd
+}
+
+// versioned builds the spec from the file and flags and parses --oneflow:
+// what every command that renders a service document needs first.
+func (sf *specFlags) versioned(cmd *cobra.Command, a *app, oneflow string) (flow.Spec, flow.OneFlowVersion, error) {
+	v, err := parseVersion(oneflow, false)
+	if err != nil {
+		return flow.Spec{}, 0, err
+	}
+	s, err := sf.spec(cmd, a)
+	return s, v, err
 }
