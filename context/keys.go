@@ -27,15 +27,54 @@ const (
 const (
 	KeyContract      = "ONEKUBE_CONTRACT_VERSION"
 	KeyMasterRole    = "ONEAPP_ONEFLOW_MASTER_ROLE" // default "master"
-	KeyAddress       = "ONEAPP_K8S_ADDRESS"         // IP, CIDR or network name; empty: ETH0_IP
+	KeyAddress       = "ONEAPP_K8S_ADDRESS"         // NIC selector: a CIDR or a network name; empty: the first NIC
 	KeyPort          = "ONEAPP_K8S_PORT"            // API server port, default 6443
 	KeyPodsNetwork   = "ONEAPP_K8S_PODS_NETWORK"    // default 10.244.0.0/16
 	KeyServicesNet   = "ONEAPP_K8S_SERVICES_NETWORK"
-	KeyNodeName      = "ONEAPP_K8S_NODENAME" // empty: the VM's hostname
-	KeyVersion       = "ONEAPP_K8S_VERSION"  // empty: the version of the image's kubeadm
+	KeyNodeName      = "ONEAPP_K8S_NODENAME" // node name prefix: <prefix>-<VMID>; empty: from ROLE_NAME
+	KeyVersion       = "ONEAPP_K8S_VERSION"  // must equal the image's kubeadm version when set
 	KeyCNI           = "ONEAPP_K8S_CNI_PLUGIN"
 	KeyTaintedMaster = "ONEAPP_K8S_TAINTED_MASTER" // YES: keep the control-plane taint
 	KeyTokenTTL      = "ONEAPP_K8S_TOKEN_TTL"      // bootstrap token lifetime, Go duration
+	// KeyIgnorePreflight lists kubeadm preflight checks to ignore, comma
+	// separated. flow does not offer it as a user input: it is an operator's
+	// escape hatch (a VM with one vCPU, a cgroup v1 host) set in the VM
+	// template's CONTEXT, never a default.
+	KeyIgnorePreflight = "ONEAPP_K8S_IGNORE_PREFLIGHT_ERRORS"
+	// KeyOneGateCA is a PEM bundle (raw or base64) of the CA that signs an
+	// https ONEGATE_ENDPOINT's certificate, for a OneGate behind a private
+	// CA. Like KeyIgnorePreflight it is set in the VM template's CONTEXT
+	// by the operator, not offered as a user input.
+	KeyOneGateCA = "ONEKUBE_ONEGATE_CA"
+)
+
+// HA control planes (issue 11, docs/architecture.md §3).
+const (
+	// KeyControlPlaneEP is the stable control-plane endpoint, host[:port]
+	// (OneKE's name): a VIP or load balancer the user runs in front of the
+	// masters. Empty: every node's local balancer (LocalBalancer).
+	KeyControlPlaneEP = "ONEAPP_K8S_CONTROL_PLANE_EP"
+	// KeyPubKind is what a master did: "init" (ran kubeadm init) or
+	// "control-plane" (joined with kubeadm join --control-plane).
+	KeyPubKind = "ONEGATE_K8S_KIND"
+	// KeyPubEndpoint is the cluster's controlPlaneEndpoint, as every master
+	// rendered it.
+	KeyPubEndpoint = "ONEGATE_K8S_ENDPOINT"
+	// KeyPubEtcd is the etcd member list as the acting master last saw it:
+	// space-separated "<state>@<peer IP>", state one of voter, learner,
+	// unstarted, unhealthy.
+	KeyPubEtcd = "ONEGATE_K8S_ETCD"
+	// KeyPubEtcdError is the acting master's refusal to remove an etcd
+	// member (quorum) or its last failure managing members; absent when fine.
+	KeyPubEtcdError = "ONEGATE_K8S_ETCD_ERROR"
+	// KeyPubRecipient is a joining master's age X25519 recipient: the
+	// acting master encrypts the certificate key to it. It is a public
+	// key; the private half stays 0600 on the joining master's disk.
+	KeyPubRecipient = "ONEGATE_K8S_CP_RECIPIENT"
+	// KeyPubCertKey is the acting master's grant to one joining master:
+	// "<vmid>:<recipient>:<expires unix>:<age ciphertext, base64>". Only
+	// while that master joins; erased when it is READY.
+	KeyPubCertKey = "ONEGATE_K8S_CERT_KEY"
 )
 
 // Published: keys the agent writes into its own VM's USER_TEMPLATE through
@@ -50,6 +89,29 @@ const (
 	KeyPubPhase    = "ONEGATE_K8S_PHASE"
 	KeyPubError    = "ONEGATE_K8S_ERROR"
 	KeyReady       = "READY" // "YES" once this VM's part is done; OneFlow gates on it
+	// KeyPubServe is a master's serve mode: "acting" on the one master that
+	// holds the serve lease, "standby" on the others.
+	KeyPubServe = "ONEGATE_K8S_SERVE"
+)
+
+// Published by serve for the living cluster (issue 12): the join token's
+// expiry beside the token every master mirrors, and the acting master's
+// report of a clean-up it refused or failed (an etcd member whose removal
+// would break quorum), erased once resolved.
+const (
+	// KeyPubTokenExpires is the expiry of ONEGATE_K8S_TOKEN, RFC 3339 in
+	// UTC. A worker never starts a join with a token that expires within
+	// its safety margin.
+	KeyPubTokenExpires = "ONEGATE_K8S_TOKEN_EXPIRES"
+	// KeyPubServeError is the acting master's loud refusal or failure of a
+	// clean-up step, for `onekube-flow status` and the operator.
+	KeyPubServeError = "ONEGATE_K8S_SERVE_ERROR"
+	// KeyPubWaiting lists, space separated, the VMs of the service that
+	// wait to join (no Node yet), as the acting master sees them.
+	KeyPubWaiting = "ONEGATE_K8S_WAITING"
+	// KeyPubNodesWithoutVM lists, space separated, the Nodes whose VM is
+	// gone and that the acting master deletes after its grace period.
+	KeyPubNodesWithoutVM = "ONEGATE_K8S_NODES_WITHOUT_VM"
 )
 
 // Defaults for the inputs above; flow renders them into user-input strings and
@@ -60,8 +122,35 @@ const (
 	DefaultPodsNetwork = "10.244.0.0/16"
 	DefaultServicesNet = "10.96.0.0/12"
 	DefaultCNI         = "flannel"
-	DefaultTokenTTL    = "24h"
+	DefaultTokenTTL    = "1h"
 )
 
 // CNIPlugins lists the CNI choices the appliance carries manifests for.
 var CNIPlugins = []string{"flannel", "calico", "none"}
+
+// Kubeconfig access (issue 13, docs/kubeconfig.md). Who may get a
+// kubeconfig is said only through channels a VM cannot write: the masters'
+// CONTEXT (set at instantiate, or by the owner with onevm updateconf) and
+// the owner's OpenNebula user template. Requests and answers travel through
+// a master's USER_TEMPLATE, which every VM of the service can read and
+// write, so a request only picks among the authorized users and an answer
+// is sealed with age to the one it names.
+const (
+	// KeyKubeconfigUsers (CONTEXT of the master role) lists the authorized
+	// users as name:recipient entries separated by ';'. flow composes it
+	// at instantiate from the owner ($UNAME and $USER[ONEKUBE_AGE_RECIPIENT])
+	// and the KeyKubeconfigRecipients input.
+	KeyKubeconfigUsers = "ONEKUBE_KUBECONFIG_USERS"
+	// KeyKubeconfigRecipients is the user input for more users, in the
+	// same name:recipient;... form.
+	KeyKubeconfigRecipients = "ONEKUBE_KUBECONFIG_RECIPIENTS"
+	// UserKeyAgeRecipient is the attribute of an OpenNebula user's own
+	// template that holds their public age recipient; onekube-flow stores
+	// it there, and new clusters authorize it through $USER[...].
+	UserKeyAgeRecipient = "ONEKUBE_AGE_RECIPIENT"
+	// KeyPubKubeconfigRequest and KeyPubKubeconfigAnswer prefix a request
+	// (written by onekube-flow) and its answer (written by the master) in
+	// the master's USER_TEMPLATE; the request ID follows.
+	KeyPubKubeconfigRequest = "ONEKUBE_KUBECONFIG_REQ_"
+	KeyPubKubeconfigAnswer  = "ONEKUBE_KUBECONFIG_ANS_"
+)

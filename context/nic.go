@@ -10,17 +10,21 @@ import (
 	"strings"
 )
 
-// NICInfo is one network interface as the context describes it (ETHn_*).
+// NICInfo is one network interface as the context describes it (ETHn_*),
+// plus the name of its virtual network, which only OneGate's GET /vm tells
+// (TEMPLATE.NIC[].NETWORK); the agent fills it in by MAC.
 type NICInfo struct {
-	Index   int        // n of ETHn
-	IP      netip.Addr // zero when ETHn_IP is empty or malformed
-	IP6     netip.Addr // ETHn_IP6 (global), zero when absent
-	Mask    string
-	Network string // ETHn_NETWORK: the network address, e.g. 10.0.0.0
-	Gateway string
-	MAC     string
-	DNS     string
-	MTU     string
+	Index       int        // n of ETHn
+	IP          netip.Addr // zero when ETHn_IP is empty or malformed
+	IP6         netip.Addr // ETHn_IP6 (global), zero when absent
+	IP6ULA      netip.Addr // ETHn_IP6_ULA (unique local), zero when absent
+	NetworkName string     // the virtual network's name; "" when unknown
+	Mask        string
+	Network     string // ETHn_NETWORK: the network address, e.g. 10.0.0.0
+	Gateway     string
+	MAC         string
+	DNS         string
+	MTU         string
 }
 
 // Prefix is the NIC's subnet from IP and MASK, when both are valid.
@@ -62,6 +66,8 @@ func (v Vars) NICs() []NICInfo {
 			n.IP, _ = netip.ParseAddr(val)
 		case "IP6":
 			n.IP6, _ = netip.ParseAddr(val)
+		case "IP6_ULA":
+			n.IP6ULA, _ = netip.ParseAddr(val)
 		case "MASK":
 			n.Mask = val
 		case "NETWORK":
@@ -101,64 +107,40 @@ func nicKey(k string) (int, string, bool) {
 	return idx, field, true
 }
 
-// NodeAddress picks the address the node advertises, from ONEAPP_K8S_ADDRESS
-// (reference §4): an IP of one of the NICs; a CIDR, meaning the first NIC
-// with an IP inside it; or a network address (ETHn_NETWORK), meaning that
-// NIC's IP. Empty means ETH0_IP, else the first NIC with an IP. An IP that no
-// NIC has is accepted only when the context lists no NICs at all.
-func NodeAddress(s Settings, nics []NICInfo) (netip.Addr, error) {
-	raw := strings.TrimSpace(s.Address)
-	if raw == "" {
-		for _, n := range nics {
-			if n.IP.IsValid() {
-				return n.IP, nil
-			}
-		}
-		return netip.Addr{}, &SettingError{Key: KeyAddress, Msg: "empty, and the context has no ETHn_IP (set CONTEXT NETWORK=YES or the address)"}
-	}
-	if p, err := netip.ParsePrefix(raw); err == nil {
-		p = p.Masked()
-		for _, n := range nics {
-			if n.IP.IsValid() && p.Contains(n.IP) {
-				return n.IP, nil
-			}
-		}
-		return netip.Addr{}, &SettingError{Key: KeyAddress, Msg: fmt.Sprintf("no NIC has an address in %s (NICs: %s)", p, nicList(nics))}
-	}
-	a, err := netip.ParseAddr(raw)
-	if err != nil {
-		return netip.Addr{}, &SettingError{Key: KeyAddress, Msg: fmt.Sprintf("%q is neither an IP, a CIDR nor a network address", raw)}
-	}
-	for _, n := range nics {
-		if n.IP == a {
-			return a, nil
+// Addrs returns the NIC's addresses: IPv4, then global IPv6, then ULA.
+func (n NICInfo) Addrs() []netip.Addr {
+	var out []netip.Addr
+	for _, a := range []netip.Addr{n.IP, n.IP6, n.IP6ULA} {
+		if a.IsValid() {
+			out = append(out, a)
 		}
 	}
-	for _, n := range nics {
-		if net, err := netip.ParseAddr(n.Network); err == nil && net == a && n.IP.IsValid() {
-			return n.IP, nil
-		}
-		if p, ok := n.Prefix(); ok && p.Addr() == a && p.Bits() < 32 {
-			return n.IP, nil
-		}
-	}
-	if len(nics) == 0 {
-		return a, nil
-	}
-	return netip.Addr{}, &SettingError{Key: KeyAddress, Msg: fmt.Sprintf("%s is neither the IP nor the network of a NIC (NICs: %s)", a, nicList(nics))}
+	return out
 }
 
+// nicList describes NICs for an error: "ETH0 10.0.0.5/24 (network priv)".
 func nicList(nics []NICInfo) string {
 	var parts []string
 	for _, n := range nics {
-		if p, ok := n.Prefix(); ok {
-			parts = append(parts, fmt.Sprintf("ETH%d %s/%d", n.Index, n.IP, p.Bits()))
-		} else if n.IP.IsValid() {
-			parts = append(parts, fmt.Sprintf("ETH%d %s", n.Index, n.IP))
+		var addrs []string
+		for _, a := range n.Addrs() {
+			if p, ok := n.Prefix(); ok && a == n.IP {
+				addrs = append(addrs, fmt.Sprintf("%s/%d", a, p.Bits()))
+			} else {
+				addrs = append(addrs, a.String())
+			}
 		}
+		if len(addrs) == 0 {
+			addrs = []string{"no address"}
+		}
+		part := fmt.Sprintf("ETH%d %s", n.Index, strings.Join(addrs, " "))
+		if n.NetworkName != "" {
+			part += fmt.Sprintf(" (network %q)", n.NetworkName)
+		}
+		parts = append(parts, part)
 	}
 	if len(parts) == 0 {
-		return "none with an IP"
+		return "none"
 	}
 	return strings.Join(parts, ", ")
 }

@@ -1,9 +1,7 @@
 package context_test
 
 import (
-	"errors"
 	"net/netip"
-	"strings"
 	"testing"
 
 	vmcontext "github.com/onekube/onekube/context"
@@ -36,45 +34,5 @@ func TestNICs(t *testing.T) {
 	}
 	if _, ok := (vmcontext.NICInfo{IP: netip.MustParseAddr("10.0.0.1"), Mask: "255.0.255.0"}).Prefix(); ok {
 		t.Error("non-contiguous mask accepted")
-	}
-}
-
-func TestNodeAddress(t *testing.T) {
-	t.Parallel()
-	nics := twoNICs.NICs()
-	tests := []struct {
-		address string
-		nics    []vmcontext.NICInfo
-		want    string
-		err     string
-	}{
-		{"", nics, "192.168.122.10", ""},
-		{"", vmcontext.Vars{"ETH1_IP": "10.9.9.9"}.NICs(), "10.9.9.9", ""},
-		{"10.0.0.5", nics, "10.0.0.5", ""},
-		{"10.0.0.0/8", nics, "10.0.0.5", ""},
-		{"192.168.122.77/24", nics, "192.168.122.10", ""},
-		{"192.168.122.0", nics, "192.168.122.10", ""}, // ETH0_NETWORK
-		{"10.0.0.0", nics, "10.0.0.5", ""},            // from IP and MASK
-		{"172.16.0.1", nil, "172.16.0.1", ""},         // no NICs in the context: trust it
-		{"", nil, "", "the context has no ETHn_IP"},
-		{"172.16.0.0/12", nics, "", "no NIC has an address in 172.16.0.0/12 (NICs: ETH0 192.168.122.10/24, ETH10 10.0.0.5/16)"},
-		{"172.16.0.1", nics, "", "172.16.0.1 is neither the IP nor the network of a NIC"},
-		{"eth0", nics, "", `"eth0" is neither an IP, a CIDR nor a network address`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.address, func(t *testing.T) {
-			t.Parallel()
-			got, err := vmcontext.NodeAddress(vmcontext.Settings{Address: tt.address}, tt.nics)
-			if tt.err != "" {
-				var se *vmcontext.SettingError
-				if !errors.As(err, &se) || se.Key != "ONEAPP_K8S_ADDRESS" || !strings.Contains(err.Error(), tt.err) {
-					t.Fatalf("error = %v, want %q for ONEAPP_K8S_ADDRESS", err, tt.err)
-				}
-				return
-			}
-			if err != nil || got.String() != tt.want {
-				t.Errorf("NodeAddress = %v, %v; want %s", got, err, tt.want)
-			}
-		})
 	}
 }

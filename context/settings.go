@@ -13,17 +13,28 @@ import (
 
 // Settings are the ONEAPP_* inputs with defaults applied and validated.
 type Settings struct {
-	Contract        int
-	MasterRole      string
-	Address         string // raw ONEAPP_K8S_ADDRESS; see NodeAddress
+	Contract   int
+	MasterRole string
+	// Address picks the NIC for Kubernetes traffic (ONEAPP_K8S_ADDRESS).
+	Address         AddressSelector
 	Port            int
 	PodsNetwork     netip.Prefix
 	ServicesNetwork netip.Prefix
-	NodeName        string // "" means the VM's hostname
-	Version         string // "" means the image's kubeadm version
-	CNI             string
-	TaintedMaster   bool
-	TokenTTL        time.Duration // always positive: eternal join tokens are refused
+	// NodePrefix is ONEAPP_K8S_NODENAME: the node name is
+	// <prefix>-<VMID>; "" derives the prefix from ROLE_NAME (NodeName).
+	NodePrefix string
+	// Version is a Kubernetes release the template asks for; the agent
+	// checks it against the image's kubeadm. "" means whatever the image has.
+	Version       string
+	CNI           string
+	TaintedMaster bool
+	TokenTTL      time.Duration // always positive: eternal join tokens are refused
+	// IgnorePreflight are kubeadm preflight check names to ignore on this
+	// node; nil for none.
+	IgnorePreflight []string
+	// ControlPlaneEndpoint is ONEAPP_K8S_CONTROL_PLANE_EP as host:port, ""
+	// for the local balancer (LocalBalancer).
+	ControlPlaneEndpoint string
 }
 
 // legacyContract is what a template without KeyContract speaks: the legacy
@@ -35,9 +46,8 @@ const legacyContract = 1
 // error so an operator fixes a template in one pass.
 func (v Vars) Settings() (Settings, error) {
 	s := Settings{
-		Address:    v.Get(KeyAddress),
 		MasterRole: orDefault(v.Get(KeyMasterRole), DefaultMasterRole),
-		NodeName:   v.Get(KeyNodeName),
+		NodePrefix: v.Get(KeyNodeName),
 		Version:    v.Get(KeyVersion),
 		CNI:        strings.ToLower(orDefault(v.Get(KeyCNI), DefaultCNI)),
 	}
@@ -73,18 +83,32 @@ func (v Vars) Settings() (Settings, error) {
 	}
 
 	var err error
+	if s.Address, err = ParseAddressSelector(v.Get(KeyAddress)); err != nil {
+		bad(KeyAddress, "%v", err)
+	}
 	if s.PodsNetwork, err = parseNetwork(orDefault(v.Get(KeyPodsNetwork), DefaultPodsNetwork)); err != nil {
+		bad(KeyPodsNetwork, "%v", err)
+	} else if err := checkPodsSize(s.PodsNetwork); err != nil {
 		bad(KeyPodsNetwork, "%v", err)
 	}
 	if s.ServicesNetwork, err = parseNetwork(orDefault(v.Get(KeyServicesNet), DefaultServicesNet)); err != nil {
 		bad(KeyServicesNet, "%v", err)
+	} else if err := checkServicesSize(s.ServicesNetwork); err != nil {
+		bad(KeyServicesNet, "%v", err)
 	}
-	if s.PodsNetwork.IsValid() && s.ServicesNetwork.IsValid() && s.PodsNetwork.Overlaps(s.ServicesNetwork) {
-		bad(KeyServicesNet, "%s overlaps %s %s", s.ServicesNetwork, KeyPodsNetwork, s.PodsNetwork)
+	if p, sv := s.PodsNetwork, s.ServicesNetwork; p.IsValid() && sv.IsValid() {
+		switch {
+		case p.Addr().Is6() != sv.Addr().Is6():
+			bad(KeyServicesNet, "%s and %s %s are of different IP families (dual stack is not supported)", sv, KeyPodsNetwork, p)
+		case p.Overlaps(sv):
+			bad(KeyServicesNet, "%s overlaps %s %s", sv, KeyPodsNetwork, p)
+		}
 	}
 
-	if s.NodeName != "" && (len(s.NodeName) > 253 || !dnsSubdomain.MatchString(s.NodeName)) {
-		bad(KeyNodeName, "%q is not a lower-case DNS name (RFC 1123), as Kubernetes requires", s.NodeName)
+	if s.NodePrefix != "" {
+		if err := CheckNodePrefix(s.NodePrefix); err != nil {
+			bad(KeyNodeName, "%v", err)
+		}
 	}
 	if s.Version != "" {
 		// kubeadm reads a version without a patch number as a release label
@@ -105,17 +129,49 @@ func (v Vars) Settings() (Settings, error) {
 	}
 	ttl := orDefault(v.Get(KeyTokenTTL), DefaultTokenTTL)
 	// A join token that never expires is a standing credential to join the
-	// cluster (the legacy appliance's --token-ttl 0): refuse it.
-	if s.TokenTTL, err = time.ParseDuration(ttl); err != nil || s.TokenTTL <= 0 {
-		bad(KeyTokenTTL, "%q is not a positive duration like 24h or 90m", ttl)
+	// cluster (the legacy appliance's --token-ttl 0): refuse it, and any
+	// lifetime outside the bounds serve refreshes within.
+	if s.TokenTTL, err = ParseTokenTTL(ttl); err != nil {
+		bad(KeyTokenTTL, "%v", err)
+	}
+	if s.ControlPlaneEndpoint, err = ParseControlPlaneEndpoint(v.Get(KeyControlPlaneEP), s.Port); err != nil {
+		bad(KeyControlPlaneEP, "%v", err)
+	}
+	if raw := v.Get(KeyIgnorePreflight); raw != "" {
+		if s.IgnorePreflight, err = parsePreflightList(raw); err != nil {
+			bad(KeyIgnorePreflight, "%v", err)
+		}
 	}
 	return s, errors.Join(errs...)
 }
 
+// parsePreflightList reads kubeadm check names ("NumCPU,SystemVerification").
+// "all" is refused: it would also hide the checks that protect a node from
+// a second kubeadm run over a live control plane.
+func parsePreflightList(raw string) ([]string, error) {
+	var out []string
+	for _, f := range strings.Split(raw, ",") {
+		f = strings.TrimSpace(f)
+		switch {
+		case f == "":
+			continue
+		case strings.EqualFold(f, "all"):
+			return nil, errors.New(`"all" is not allowed; name the checks to ignore`)
+		case !preflightName.MatchString(f):
+			return nil, fmt.Errorf("%q is not a kubeadm preflight check name", f)
+		}
+		if !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	return out, nil
+}
+
 var (
-	roleName     = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
-	dnsSubdomain = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
-	k8sVersion   = regexp.MustCompile(`^v?[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$`)
+	roleName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
+	// Check names look like "NumCPU" or "FileContent--proc-sys-net-ipv4-ip_forward".
+	preflightName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`)
+	k8sVersion    = regexp.MustCompile(`^v?[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$`)
 )
 
 func orDefault(s, def string) string {
@@ -136,6 +192,44 @@ func parseNetwork(s string) (netip.Prefix, error) {
 		return netip.Prefix{}, fmt.Errorf("%q has host bits set; did you mean %s?", s, m)
 	}
 	return p, nil
+}
+
+// Kubernetes' sizing rules for the networks, as kubeadm validates them
+// (cmd/kubeadm/app/apis/kubeadm/validation: ValidateServiceSubnetSize with
+// MaximumBitsForServiceSubnet = 20; ValidatePodSubnetNodeMask with the
+// controller manager's default node masks /24 and /64 and
+// PodSubnetNodeMaskMaxDiff = 16).
+const (
+	maxServiceBits  = 20
+	nodeMask4       = 24
+	nodeMask6       = 64
+	podNodeMaxDiff  = 16
+	exampleServices = "fd20::/112"
+)
+
+func checkServicesSize(p netip.Prefix) error {
+	if host := p.Addr().BitLen() - p.Bits(); host > maxServiceBits {
+		example := "10.96.0.0/12"
+		if p.Addr().Is6() {
+			example = exampleServices
+		}
+		return fmt.Errorf("%s is too large: kubeadm allows at most %d host bits (e.g. %s)", p, maxServiceBits, example)
+	}
+	return nil
+}
+
+func checkPodsSize(p netip.Prefix) error {
+	node := nodeMask4
+	if p.Addr().Is6() {
+		node = nodeMask6
+	}
+	switch {
+	case p.Bits() > node:
+		return fmt.Errorf("%s is smaller than one node's /%d: make it /%d or larger", p, node, node)
+	case node-p.Bits() > podNodeMaxDiff:
+		return fmt.Errorf("%s is too large: kubeadm allows /%d to /%d", p, node-podNodeMaxDiff, node)
+	}
+	return nil
 }
 
 // parseYesNo reads OpenNebula's boolean inputs: YES/NO as the appliance

@@ -25,7 +25,7 @@ func TestSettingsDefaults(t *testing.T) {
 		ServicesNetwork: netip.MustParsePrefix("10.96.0.0/12"),
 		CNI:             "flannel",
 		TaintedMaster:   true, // kubeadm's default: keep workloads off the control plane
-		TokenTTL:        24 * time.Hour,
+		TokenTTL:        time.Hour,
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Settings = %+v\nwant       %+v", got, want)
@@ -35,25 +35,27 @@ func TestSettingsDefaults(t *testing.T) {
 func TestSettingsValues(t *testing.T) {
 	t.Parallel()
 	got, err := vmcontext.Vars{
-		"ONEKUBE_CONTRACT_VERSION":    "1",
-		"ONEAPP_ONEFLOW_MASTER_ROLE":  "control-plane",
-		"ONEAPP_K8S_ADDRESS":          "10.0.0.0/24",
-		"ONEAPP_K8S_PORT":             " 8443 ",
-		"ONEAPP_K8S_PODS_NETWORK":     "192.168.0.0/16",
-		"ONEAPP_K8S_SERVICES_NETWORK": "172.16.0.0/20",
-		"ONEAPP_K8S_NODENAME":         "node-1.example",
-		"ONEAPP_K8S_VERSION":          "1.36.3",
-		"ONEAPP_K8S_CNI_PLUGIN":       "Calico",
-		"ONEAPP_K8S_TAINTED_MASTER":   "NO",
-		"ONEAPP_K8S_TOKEN_TTL":        "15m",
+		"ONEKUBE_CONTRACT_VERSION":           "1",
+		"ONEAPP_ONEFLOW_MASTER_ROLE":         "control-plane",
+		"ONEAPP_K8S_ADDRESS":                 "10.0.0.0/24",
+		"ONEAPP_K8S_PORT":                    " 8443 ",
+		"ONEAPP_K8S_PODS_NETWORK":            "192.168.0.0/16",
+		"ONEAPP_K8S_SERVICES_NETWORK":        "172.16.0.0/20",
+		"ONEAPP_K8S_NODENAME":                "node-1",
+		"ONEAPP_K8S_VERSION":                 "1.36.3",
+		"ONEAPP_K8S_CNI_PLUGIN":              "Calico",
+		"ONEAPP_K8S_TAINTED_MASTER":          "NO",
+		"ONEAPP_K8S_TOKEN_TTL":               "15m",
+		"ONEAPP_K8S_IGNORE_PREFLIGHT_ERRORS": " NumCPU, SystemVerification,NumCPU ",
 	}.Settings()
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := vmcontext.Settings{
-		Contract: 1, MasterRole: "control-plane", Address: "10.0.0.0/24", Port: 8443,
+		Contract: 1, MasterRole: "control-plane", Address: vmcontext.AddressSelector{CIDR: netip.MustParsePrefix("10.0.0.0/24")}, Port: 8443,
 		PodsNetwork: netip.MustParsePrefix("192.168.0.0/16"), ServicesNetwork: netip.MustParsePrefix("172.16.0.0/20"),
-		NodeName: "node-1.example", Version: "v1.36.3", CNI: "calico", TaintedMaster: false, TokenTTL: 15 * time.Minute,
+		NodePrefix: "node-1", Version: "v1.36.3", CNI: "calico", TaintedMaster: false, TokenTTL: 15 * time.Minute,
+		IgnorePreflight: []string{"NumCPU", "SystemVerification"},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Settings = %+v\nwant       %+v", got, want)
@@ -73,11 +75,21 @@ func TestSettingsErrors(t *testing.T) {
 		{"ONEAPP_K8S_PODS_NETWORK", "10.244.1.0/16", "did you mean 10.244.0.0/16"},
 		{"ONEAPP_K8S_SERVICES_NETWORK", "10.244.128.0/20", "overlaps ONEAPP_K8S_PODS_NETWORK"},
 		{"ONEAPP_K8S_SERVICES_NETWORK", "bogus", "not a CIDR"},
-		{"ONEAPP_K8S_NODENAME", "Node_1", "not a lower-case DNS name"},
+		{"ONEAPP_K8S_NODENAME", "Node_1", "not a node name prefix"},
+		{"ONEAPP_K8S_NODENAME", "node-1.example", "not a node name prefix"},
+		{"ONEAPP_K8S_NODENAME", strings.Repeat("n", 41), "at most 40"},
+		{"ONEAPP_K8S_ADDRESS", "10.0.0.5", "give the network as a CIDR"},
+		{"ONEAPP_K8S_PODS_NETWORK", "10.244.0.0/25", "smaller than one node's /24"},
+		{"ONEAPP_K8S_PODS_NETWORK", "10.0.0.0/7", "kubeadm allows /8 to /24"},
+		{"ONEAPP_K8S_SERVICES_NETWORK", "10.96.0.0/11", "too large"},
+		{"ONEAPP_K8S_SERVICES_NETWORK", "fd20::/64", "too large"},
+		{"ONEAPP_K8S_SERVICES_NETWORK", "fd20::/112", "different IP families"},
 		{"ONEAPP_K8S_VERSION", "latest", "not a Kubernetes version"},
 		{"ONEAPP_K8S_VERSION", "1.31", "major.minor.patch"}, // kubeadm would look "1.31" up online
 		{"ONEAPP_K8S_TOKEN_TTL", "0", "positive duration"},  // no eternal join tokens
 		{"ONEAPP_K8S_CNI_PLUGIN", "weave", "not one of flannel, calico, none"},
+		{"ONEAPP_K8S_IGNORE_PREFLIGHT_ERRORS", "all", `"all" is not allowed`},
+		{"ONEAPP_K8S_IGNORE_PREFLIGHT_ERRORS", "NumCPU,Swap on", "not a kubeadm preflight check name"},
 		{"ONEAPP_K8S_TAINTED_MASTER", "maybe", "neither YES nor NO"},
 		{"ONEAPP_K8S_TOKEN_TTL", "1 day", "not a positive duration"},
 		{"ONEAPP_K8S_TOKEN_TTL", "-1h", "not a positive duration"},
@@ -115,5 +127,16 @@ func TestSettingsContractTooNew(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "ONEKUBE_CONTRACT_VERSION") {
 		t.Errorf("error %q does not name the variable", err)
+	}
+}
+
+func TestSettingsIPv6(t *testing.T) {
+	t.Parallel()
+	got, err := vmcontext.Vars{"ONEAPP_K8S_PODS_NETWORK": "fd10::/56", "ONEAPP_K8S_SERVICES_NETWORK": "fd20::/112", "ONEAPP_K8S_ADDRESS": "fd00::/64"}.Settings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.PodsNetwork.String() != "fd10::/56" || got.ServicesNetwork.String() != "fd20::/112" || got.Address.CIDR.String() != "fd00::/64" {
+		t.Errorf("Settings = %+v", got)
 	}
 }

@@ -24,13 +24,16 @@ type Config struct {
 	// Timeout bounds every request, connection to last byte; 0 means
 	// DefaultTimeout.
 	Timeout time.Duration
-	// CAFile adds a PEM CA bundle to the system roots for https endpoints.
+	// CAFile adds a PEM CA bundle to the system roots for https endpoints
+	// (a OneGate behind a private CA); CAPEM does the same from memory.
 	CAFile string
+	CAPEM  []byte
 	// InsecureSkipVerify disables certificate checks, as the Ruby client does.
 	InsecureSkipVerify bool
-	// HTTPClient replaces the built-in client (then CAFile,
+	// HTTPClient replaces the built-in client (then CAFile, CAPEM,
 	// InsecureSkipVerify and the proxy rule are the caller's business).
-	// Timeout still applies to each request.
+	// Timeout still applies to each request, and redirects are refused
+	// all the same (the client works on a copy).
 	HTTPClient *http.Client
 	UserAgent  string // "" means "onekube"
 }
@@ -90,10 +93,18 @@ func New(cfg Config) (*Client, error) {
 		c.ua = "onekube"
 	}
 	if c.hc == nil {
-		if c.hc, err = newHTTPClient(Config{CAFile: cfg.CAFile, InsecureSkipVerify: cfg.InsecureSkipVerify, Timeout: c.timeout}); err != nil {
+		if c.hc, err = newHTTPClient(Config{CAFile: cfg.CAFile, CAPEM: cfg.CAPEM, InsecureSkipVerify: cfg.InsecureSkipVerify, Timeout: c.timeout}); err != nil {
 			return nil, fmt.Errorf("onegate: %w", err)
 		}
+	} else {
+		hc := *c.hc
+		c.hc = &hc
 	}
+	// Never follow a redirect: net/http would resend X-ONEGATE-TOKEN (it
+	// only strips Authorization and cookies across hosts) and, on 307/308,
+	// the body with the join token, to wherever Location points. OneGate
+	// itself never redirects.
+	c.hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	return c, nil
 }
 
@@ -131,7 +142,11 @@ func (c *Client) do(ctx context.Context, method, path, contentType, body string)
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxBody)) // keep the connection reusable
-		return nil, &Error{Method: method, Path: path, Status: resp.StatusCode, Body: c.cleanBody(msg)}
+		body := c.cleanBody(msg)
+		if resp.StatusCode >= 300 && resp.StatusCode <= 399 {
+			body = "redirect to " + redirectTarget(resp.Header.Get("Location")) + " not followed"
+		}
+		return nil, &Error{Method: method, Path: path, Status: resp.StatusCode, Body: body}
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
 	if err != nil {
@@ -174,7 +189,20 @@ func (c *Client) cleanBody(b []byte) string {
 	return s
 }
 
-func (c *Client) getVM(ctx context.Context, path string) (*VM, error) {
+// redirectTarget shows where a redirect pointed, without its query (which
+// could carry anything).
+func redirectTarget(loc string) string {
+	u, err := url.Parse(loc)
+	if err != nil || loc == "" {
+		return "an unreadable location"
+	}
+	u.RawQuery, u.Fragment, u.User = "", "", nil
+	return strconv.Quote(u.String())
+}
+
+// getVM reads one VM and checks the answer is the VM asked for: a proxy or
+// server mix-up must not make the agent act on another VM's data.
+func (c *Client) getVM(ctx context.Context, path string, want int) (*VM, error) {
 	data, err := c.do(ctx, http.MethodGet, path, "", "")
 	if err != nil {
 		return nil, err
@@ -183,11 +211,14 @@ func (c *Client) getVM(ctx context.Context, path string) (*VM, error) {
 	if err != nil {
 		return nil, fmt.Errorf("onegate: GET %s: %w", path, err)
 	}
+	if vm.ID != want {
+		return nil, fmt.Errorf("onegate: GET %s: %w: answered with VM %d, want VM %d", path, ErrWrongVM, vm.ID, want)
+	}
 	return vm, nil
 }
 
 // GetVM reads this VM (GET /vm).
-func (c *Client) GetVM(ctx context.Context) (*VM, error) { return c.getVM(ctx, "/vm") }
+func (c *Client) GetVM(ctx context.Context) (*VM, error) { return c.getVM(ctx, "/vm", c.VMID()) }
 
 // GetVMByID reads another VM of the same service (GET /vms/:id). A 400
 // means the VM is not in this VM's service.
@@ -195,7 +226,7 @@ func (c *Client) GetVMByID(ctx context.Context, id int) (*VM, error) {
 	if id < 0 {
 		return nil, fmt.Errorf("%w: VM ID %d", ErrInvalid, id)
 	}
-	return c.getVM(ctx, "/vms/"+strconv.Itoa(id))
+	return c.getVM(ctx, "/vms/"+strconv.Itoa(id), id)
 }
 
 // GetService reads this VM's service in the short form (GET /service, no

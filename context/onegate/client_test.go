@@ -85,7 +85,7 @@ func TestClientWire(t *testing.T) {
 	}{
 		{"GET /vm", vmJSON, func(c *onegate.Client) error { _, err := c.GetVM(context.Background()); return err },
 			wireRequest{Method: "GET", URI: "/vm"}},
-		{"GET /vms/:id", vmJSON, func(c *onegate.Client) error { _, err := c.GetVMByID(context.Background(), 50); return err },
+		{"GET /vms/:id", strings.Replace(vmJSON, `"49"`, `"50"`, 1), func(c *onegate.Client) error { _, err := c.GetVMByID(context.Background(), 50); return err },
 			wireRequest{Method: "GET", URI: "/vms/50"}},
 		{"GET /service short form", svcJSON, func(c *onegate.Client) error { _, err := c.GetService(context.Background()); return err },
 			wireRequest{Method: "GET", URI: "/service"}},
@@ -98,14 +98,17 @@ func TestClientWire(t *testing.T) {
 				onegate.KV{Key: "ONEGATE_K8S_MASTER", Value: "10.0.0.5"})
 		}, wireRequest{Method: "PUT", URI: "/vm", ContentType: "application/x-www-form-urlencoded",
 			Body: "data=ONEGATE_K8S_TOKEN%3D%22sg7711.p19vy0eqxefc0lqz%22%0AONEGATE_K8S_HASH%3D%2209a9ed14%22%0AONEGATE_K8S_MASTER%3D%2210.0.0.5%22&type=1"}},
+		// A value with '=' goes unquoted, so 6.0+ escape_attr quotes it whole.
 		{"PUT /vm value with spaces, = and base64 padding", "", func(c *onegate.Client) error {
 			return c.UpdateVM(context.Background(), onegate.KV{Key: "K", Value: "a b=c+/=="})
 		}, wireRequest{Method: "PUT", URI: "/vm", ContentType: "application/x-www-form-urlencoded",
-			Body: "data=K%3D%22a+b%3Dc%2B%2F%3D%3D%22&type=1"}},
-		{"PUT /vm empty value", "", func(c *onegate.Client) error {
-			return c.UpdateVM(context.Background(), onegate.KV{Key: "ONEGATE_K8S_ERROR", Value: ""})
+			Body: "data=K%3Da+b%3Dc%2B%2F%3D%3D&type=1"}},
+		{"PUT /vm mixes quoted and unquoted lines", "", func(c *onegate.Client) error {
+			return c.UpdateVM(context.Background(),
+				onegate.KV{Key: "ONEGATE_K8S_PHASE", Value: "failed"},
+				onegate.KV{Key: "ONEGATE_K8S_ERROR", Value: "level=fatal msg='x'"})
 		}, wireRequest{Method: "PUT", URI: "/vm", ContentType: "application/x-www-form-urlencoded",
-			Body: "data=ONEGATE_K8S_ERROR%3D%22%22&type=1"}},
+			Body: "data=ONEGATE_K8S_PHASE%3D%22failed%22%0AONEGATE_K8S_ERROR%3Dlevel%3Dfatal+msg%3D%27x%27&type=1"}},
 		{"PUT /vms/:id", "", func(c *onegate.Client) error {
 			return c.UpdateVMByID(context.Background(), 51, onegate.KV{Key: "READY", Value: "YES"})
 		}, wireRequest{Method: "PUT", URI: "/vms/51", ContentType: "application/x-www-form-urlencoded", Body: "data=READY%3D%22YES%22&type=1"}},
@@ -183,7 +186,9 @@ func TestClientStatusErrors(t *testing.T) {
 		{404, "Service 21 not found", getService, false, true, false, "404 Not Found: Service 21 not found"},
 		{403, "Host not permitted", getVM, false, false, false, "OneGate 7.0-7.3 behind a proxy"},
 		{403, "Attribute (ROLE_NAME) cannot be modified", updateReady, false, false, false, "403 Forbidden: Attribute (ROLE_NAME) cannot be modified"},
-		{500, "attribute not found", getVM, false, false, true, "500 Internal Server Error: attribute not found"},
+		// An erase of an absent key: final, the key is gone.
+		{500, "attribute not found", getVM, false, false, false, "500 Internal Server Error: attribute not found"},
+		{500, "[one.vm.update] Parse error: syntax error", updateReady, false, false, true, "500 Internal Server Error"},
 		{502, "", getVM, false, false, true, "502 Bad Gateway"},
 		{429, "slow down", getVM, false, false, true, "429"},
 		{408, "", getVM, false, false, true, "408"},
@@ -238,20 +243,24 @@ func TestClientRefusesBadInputWithoutSending(t *testing.T) {
 		{"brackets", func() error { return c.UpdateVM(ctx, onegate.KV{Key: "K", Value: "[" + secret}) }, `value of K contains '['`},
 		{"closing bracket", func() error { return c.UpdateVM(ctx, onegate.KV{Key: "K", Value: secret + "]"}) }, `contains ']'`},
 		{"backslash", func() error { return c.UpdateVM(ctx, onegate.KV{Key: "K", Value: secret + `\n`}) }, `contains '\\'`},
-		{"newline", func() error { return c.UpdateVM(ctx, onegate.KV{Key: "K", Value: secret + "\n"}) }, "contains a newline"},
-		{"control", func() error { return c.UpdateVM(ctx, onegate.KV{Key: "K", Value: secret + "\r"}) }, "control character"},
+		{"newline", func() error { return c.UpdateVM(ctx, onegate.KV{Key: "K", Value: secret + "\n"}) }, "contains a line break"},
+		{"carriage return", func() error { return c.UpdateVM(ctx, onegate.KV{Key: "K", Value: secret + "\r"}) }, "contains a line break"},
+		{"control", func() error { return c.UpdateVM(ctx, onegate.KV{Key: "K", Value: secret + "\t"}) }, "control character"},
+		{"empty value", func() error { return c.UpdateVM(ctx, onegate.KV{Key: "K", Value: ""}) }, "erase the key instead"},
+		{"lower-case key", func() error { return c.UpdateVM(ctx, onegate.KV{Key: "ready", Value: "YES"}) }, "upper-case"},
+		{"XML key", func() error { return c.UpdateVM(ctx, onegate.KV{Key: "XMLK", Value: "x"}) }, "oned renames"},
 		{"bad UTF-8", func() error { return c.UpdateVM(ctx, onegate.KV{Key: "K", Value: secret + "\xff"}) }, "not valid UTF-8"},
 		{"one bad pair stops all", func() error {
 			return c.UpdateVM(ctx, onegate.KV{Key: "A", Value: "ok"}, onegate.KV{Key: "B", Value: secret + ","})
 		}, "value of B"},
 		{"bad key", func() error { return c.UpdateVM(ctx, onegate.KV{Key: "A-B", Value: "x"}) }, `key "A-B"`},
-		{"key with =", func() error { return c.UpdateVM(ctx, onegate.KV{Key: "A=B", Value: "x"}) }, "not a template attribute name"},
-		{"digit first", func() error { return c.UpdateVM(ctx, onegate.KV{Key: "1A", Value: "x"}) }, "not a template attribute name"},
+		{"key with =", func() error { return c.UpdateVM(ctx, onegate.KV{Key: "A=B", Value: "x"}) }, "template attribute name"},
+		{"digit first", func() error { return c.UpdateVM(ctx, onegate.KV{Key: "1A", Value: "x"}) }, "template attribute name"},
 		{"duplicate key", func() error {
 			return c.UpdateVM(ctx, onegate.KV{Key: "A", Value: "1"}, onegate.KV{Key: "A", Value: "2"})
 		}, "given twice"},
 		{"nothing to send", func() error { return c.UpdateVM(ctx) }, "no keys"},
-		{"erase bad key", func() error { return c.EraseVMKey(ctx, "A B") }, "not a template attribute name"},
+		{"erase bad key", func() error { return c.EraseVMKey(ctx, "A B") }, "template attribute name"},
 		{"negative id", func() error { _, err := c.GetVMByID(ctx, -1); return err }, "VM ID -1"},
 		{"scale bad role", func() error { return c.ScaleRole(ctx, "a/b", 1) }, "bad role name"},
 		{"scale negative", func() error { return c.ScaleRole(ctx, "worker", -1) }, "cardinality -1"},
@@ -367,6 +376,12 @@ func TestClientTLS(t *testing.T) {
 	if _, err := newClient(t, srv.URL, func(c *onegate.Config) { c.CAFile = ca }).GetVM(ctx); err != nil {
 		t.Errorf("custom CA: %v", err)
 	}
+	if _, err := newClient(t, srv.URL, func(c *onegate.Config) { c.CAPEM = certPEM }).GetVM(ctx); err != nil {
+		t.Errorf("custom CA from memory: %v", err)
+	}
+	if _, err := onegate.New(onegate.Config{Endpoint: srv.URL, Token: vmcontext.NewSecret(testToken), CAPEM: []byte("junk")}); err == nil {
+		t.Error("a CA bundle without certificates was accepted")
+	}
 	if _, err := newClient(t, srv.URL, func(c *onegate.Config) { c.InsecureSkipVerify = true }).GetVM(ctx); err != nil {
 		t.Errorf("insecure: %v", err)
 	}
@@ -379,5 +394,54 @@ func TestClientTLS(t *testing.T) {
 	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // test server
 	if _, err := newClient(t, srv.URL, func(c *onegate.Config) { c.HTTPClient = hc }).GetVM(ctx); err != nil {
 		t.Errorf("custom HTTPClient: %v", err)
+	}
+}
+
+// TestClientNeverFollowsRedirects: a 302 or 307 (as a captive proxy or a
+// hostile endpoint might send) must not carry X-ONEGATE-TOKEN, nor the body
+// of a PUT holding the join token, to another host.
+func TestClientNeverFollowsRedirects(t *testing.T) {
+	t.Parallel()
+	elsewhere := &recorder{body: `{"VM":{"ID":"49"}}`}
+	other := httptest.NewServer(elsewhere)
+	defer other.Close()
+	for _, status := range []int{http.StatusFound, http.StatusTemporaryRedirect, http.StatusPermanentRedirect} {
+		redirector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, other.URL+r.URL.Path+"?secret=1", status)
+		}))
+		for name, c := range map[string]*onegate.Client{
+			"built-in client": newClient(t, redirector.URL, nil),
+			"caller's client": newClient(t, redirector.URL, func(c *onegate.Config) { c.HTTPClient = &http.Client{} }),
+		} {
+			_, gerr := c.GetVM(context.Background())
+			perr := c.UpdateVM(context.Background(), onegate.KV{Key: "ONEGATE_K8S_TOKEN", Value: "abcdef.0123456789abcdef"})
+			for _, err := range []error{gerr, perr} {
+				var oe *onegate.Error
+				if !errors.As(err, &oe) || oe.Status != status || onegate.IsRetryable(err) ||
+					!strings.Contains(err.Error(), "not followed") || strings.Contains(err.Error(), "secret=1") {
+					t.Errorf("%d, %s: error = %v", status, name, err)
+				}
+			}
+		}
+		redirector.Close()
+	}
+	if n := len(elsewhere.requests()); n != 0 {
+		t.Errorf("the redirect target got %d requests: %+v", n, elsewhere.requests())
+	}
+}
+
+// TestClientRefusesAnotherVM: GET /vm and GET /vms/:id must describe the
+// VM asked for.
+func TestClientRefusesAnotherVM(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(&recorder{body: `{"VM":{"ID":"7","USER_TEMPLATE":{"READY":"YES"}}}`})
+	defer srv.Close()
+	c := newClient(t, srv.URL, nil)
+	_, err := c.GetVM(context.Background())
+	if !errors.Is(err, onegate.ErrWrongVM) || onegate.IsRetryable(err) || !strings.Contains(err.Error(), "answered with VM 7, want VM 49") {
+		t.Errorf("GET /vm: %v", err)
+	}
+	if _, err := c.GetVMByID(context.Background(), 8); !errors.Is(err, onegate.ErrWrongVM) {
+		t.Errorf("GET /vms/8: %v", err)
 	}
 }

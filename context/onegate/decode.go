@@ -151,6 +151,14 @@ func decodeVMObject(obj map[string]any, path string) (*VM, error) {
 		for _, nic := range asObjects(t["NIC_ALIAS"]) {
 			vm.NICs = append(vm.NICs, decodeNIC(nic, true))
 		}
+		if ctx, ok := t["CONTEXT"].(map[string]any); ok {
+			vm.Context = map[string]string{}
+			for k, v := range ctx {
+				if s, ok := scalar(v); ok {
+					vm.Context[k] = s
+				}
+			}
+		}
 	}
 	return vm, nil
 }
@@ -163,11 +171,12 @@ func decodeNIC(obj map[string]any, alias bool) NIC {
 		Network: asString(obj["NETWORK"]),
 		Alias:   alias,
 	}
-	for _, k := range []string{"IP6_GLOBAL", "IP6_SITE", "IP6"} {
+	for _, k := range []string{"IP6_GLOBAL", "IP6"} {
 		if n.IP6 = asString(obj[k]); n.IP6 != "" {
 			break
 		}
 	}
+	n.IP6ULA = asString(obj["IP6_SITE"])
 	return n
 }
 

@@ -49,7 +49,7 @@ func TestDecodeVMShapes(t *testing.T) {
 			onegate.VM{ID: 7, State: 3, LCMState: 3, UserTemplate: map[string]string{"N": "5", "B": "true"}}},
 		{"single NIC object and alias", `{"VM":{"ID":"1","TEMPLATE":{"NIC":{"IP":"10.0.0.1","IP6_SITE":"fd00::1"},"NIC_ALIAS":{"IP":"10.0.0.2"}}}}`,
 			onegate.VM{ID: 1, State: -1, LCMState: -1, UserTemplate: map[string]string{},
-				NICs: []onegate.NIC{{IP: "10.0.0.1", IP6: "fd00::1"}, {IP: "10.0.0.2", Alias: true}}}},
+				NICs: []onegate.NIC{{IP: "10.0.0.1", IP6ULA: "fd00::1"}, {IP: "10.0.0.2", Alias: true}}}},
 		{"vectors and nulls left out", `{"VM":{"ID":" 2 ","USER_TEMPLATE":{"V":{"A":"1"},"L":["x","y"],"Z":null,"S":""}}}`,
 			onegate.VM{ID: 2, State: -1, LCMState: -1, UserTemplate: map[string]string{"S": ""}}},
 	}
@@ -132,6 +132,7 @@ func TestDecodeService(t *testing.T) {
 				ID: 49, Name: "master_0_(service_21)", State: 3, LCMState: 3,
 				UserTemplate: map[string]string{"READY": "YES", "ROLE_NAME": "master", "SERVICE_ID": "21"},
 				NICs:         []onegate.NIC{{Name: "NIC0", IP: "172.20.0.100", IP6: "2001:db8::64", MAC: "02:00:ac:14:00:64", Network: "service"}},
+				Context:      map[string]string{"NETWORK": "YES", "TOKEN": "YES", "ETH0_IP": "172.20.0.100"},
 			}}}},
 		}}},
 	}
@@ -192,4 +193,21 @@ func FuzzDecodeService(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestVMAddrs(t *testing.T) {
+	t.Parallel()
+	vm, err := onegate.DecodeVM([]byte(`{"VM":{"ID":"1","TEMPLATE":{
+		"NIC":[{"IP":"10.0.0.1","IP6_GLOBAL":"2001:db8::1","IP6_SITE":"fd00::1","IP6_LINK":"fe80::1"},{"IP":"bogus"}],
+		"NIC_ALIAS":[{"IP":"::ffff:10.0.0.2"}]}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, a := range vm.Addrs() {
+		got = append(got, a.String())
+	}
+	if want := "10.0.0.1 2001:db8::1 fd00::1 10.0.0.2"; strings.Join(got, " ") != want {
+		t.Errorf("Addrs = %v, want %s (no link-local, no junk, mapped unmapped)", got, want)
+	}
 }

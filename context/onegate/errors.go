@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"syscall"
 )
 
@@ -17,6 +18,8 @@ var (
 	// ErrInvalid means the client refused to send something the server
 	// would mangle or reject (a bad key or value, a bad role name).
 	ErrInvalid = errors.New("invalid request")
+	// ErrWrongVM means OneGate answered a VM request with another VM.
+	ErrWrongVM = errors.New("OneGate described the wrong VM")
 )
 
 // Error is a response with a non-2xx status. Body is the server's plain-text
@@ -49,6 +52,8 @@ func (e *Error) hint() string {
 		return "that VM is not in this VM's service"
 	case e.Status == http.StatusForbidden && e.Body == "Host not permitted":
 		return "OneGate 7.0-7.3 behind a proxy rejects the Host header; upgrade or fix the proxy"
+	case e.Status >= 300 && e.Status <= 399:
+		return "OneGate never redirects: check ONEGATE_ENDPOINT and any proxy in between; the token was not sent there"
 	}
 	return ""
 }
@@ -58,6 +63,14 @@ func IsUnauthorized(err error) bool { return hasStatus(err, http.StatusUnauthori
 
 // IsNotFound reports a 404: an unknown VM or service.
 func IsNotFound(err error) bool { return hasStatus(err, http.StatusNotFound) }
+
+// IsAttributeNotFound reports the 500 an erase of an absent key gets
+// (delete_element finds nothing): the key is gone, which is what the
+// erase wanted.
+func IsAttributeNotFound(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Status == http.StatusInternalServerError && strings.Contains(e.Body, "attribute not found")
+}
 
 func hasStatus(err error, status int) bool {
 	var e *Error
@@ -70,7 +83,7 @@ func hasStatus(err error, status int) bool {
 // cancelled caller context are final. The client never retries by itself;
 // the caller owns the backoff.
 func IsRetryable(err error) bool {
-	if err == nil || errors.Is(err, ErrInvalid) {
+	if err == nil || errors.Is(err, ErrInvalid) || errors.Is(err, ErrWrongVM) || IsAttributeNotFound(err) {
 		return false
 	}
 	var e *Error

@@ -3,6 +3,7 @@ package onegate
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -34,17 +35,22 @@ func proxyFor(req *http.Request) (*url.URL, error) {
 // deadlines come from the context each request carries, not from here.
 func newHTTPClient(cfg Config) (*http.Client, error) {
 	tlsConf := &tls.Config{MinVersion: tls.VersionTLS12}
-	if cfg.CAFile != "" {
-		pem, err := os.ReadFile(cfg.CAFile)
-		if err != nil {
-			return nil, fmt.Errorf("reading CA file: %w", err)
-		}
+	if cfg.CAFile != "" || len(cfg.CAPEM) > 0 {
 		pool, err := x509.SystemCertPool()
 		if err != nil {
 			pool = x509.NewCertPool()
 		}
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("CA file %s: no PEM certificate in it", cfg.CAFile)
+		if cfg.CAFile != "" {
+			pem, err := os.ReadFile(cfg.CAFile)
+			if err != nil {
+				return nil, fmt.Errorf("reading CA file: %w", err)
+			}
+			if !pool.AppendCertsFromPEM(pem) {
+				return nil, fmt.Errorf("CA file %s: no PEM certificate in it", cfg.CAFile)
+			}
+		}
+		if len(cfg.CAPEM) > 0 && !pool.AppendCertsFromPEM(cfg.CAPEM) {
+			return nil, errors.New("CA bundle: no PEM certificate in it")
 		}
 		tlsConf.RootCAs = pool
 	}

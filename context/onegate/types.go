@@ -3,6 +3,11 @@
 // USER_TEMPLATE. The wire behaviour follows shared/reference/onegate.md.
 package onegate
 
+import (
+	"net/netip"
+	"strings"
+)
+
 // VM is the decoded GET /vm or GET /vms/:id document. The server sends every
 // scalar as a string; decoding turns IDs and states into ints.
 type VM struct {
@@ -14,16 +19,44 @@ type VM struct {
 	// SERVICE_ID, READY, ONEGATE_K8S_*). Nested vectors are left out.
 	UserTemplate map[string]string
 	NICs         []NIC
+	// Context holds the scalar TEMPLATE.CONTEXT values. Only the extended
+	// service document carries them (GET /vm never does); nil otherwise.
+	Context map[string]string
 }
 
-// NIC is one entry of TEMPLATE.NIC (or NIC_ALIAS) as OneGate exposes it.
+// NIC is one entry of TEMPLATE.NIC (or NIC_ALIAS) as OneGate exposes it
+// (build_vm_hash keeps IP, IP6_GLOBAL, IP6_SITE, IP6_LINK, NETWORK, MAC,
+// NAME, PARENT and EXTERNAL*).
 type NIC struct {
 	Name    string
 	IP      string
-	IP6     string // IP6_GLOBAL, else IP6_SITE
+	IP6     string // IP6_GLOBAL, else IP6 (a static IPv6 range)
+	IP6ULA  string // IP6_SITE (unique local)
 	MAC     string
-	Network string
+	Network string // the virtual network's name
 	Alias   bool
+}
+
+// Addrs returns the NIC's unicast addresses oned leased to it, IPv4 first,
+// skipping empty and malformed ones (link-local addresses are not leases).
+func (n NIC) Addrs() []netip.Addr {
+	var out []netip.Addr
+	for _, s := range []string{n.IP, n.IP6, n.IP6ULA} {
+		if a, err := netip.ParseAddr(strings.TrimSpace(s)); err == nil && a.Zone() == "" {
+			out = append(out, a.Unmap())
+		}
+	}
+	return out
+}
+
+// Addrs returns every address of every NIC and NIC alias of the VM, as
+// oned reports them through OneGate.
+func (vm *VM) Addrs() []netip.Addr {
+	var out []netip.Addr
+	for _, n := range vm.NICs {
+		out = append(out, n.Addrs()...)
+	}
+	return out
 }
 
 // Service is the decoded GET /service document in its short 6.x/7.x form

@@ -131,7 +131,7 @@ func TestDeploymentModes(t *testing.T) {
 }
 
 func TestScale(t *testing.T) {
-	h := newHarness(t, Options{})
+	h := newHarness(t, Options{Cooldown: -1})
 	svc := h.instantiate(simpleTemplate("straight", true, 1, 1, `"master"`), "")
 	put := func(vm int, role, body string) resp {
 		return h.do(req{method: "PUT", path: "/service/role/" + role, vm: vm, body: body, ctype: "application/json"})
@@ -161,13 +161,14 @@ func TestScale(t *testing.T) {
 	if err := h.sim.WaitServiceRunning(ctxTimeout(t)); err != nil {
 		t.Fatal(err)
 	}
-	if r := put(101, "worker", `{"cardinality":1}`); r.status != 200 {
+	// The oldest workers go first (Role#shutdown takes nodes[0..n-1]).
+	if r := put(103, "worker", `{"cardinality":1}`); r.status != 200 {
 		t.Fatalf("scale down = %d %q", r.status, r.body)
 	}
-	if got := roleIDs(h, "worker"); len(got) != 1 || got[0] != 101 {
+	if got := roleIDs(h, "worker"); len(got) != 1 || got[0] != 103 {
 		t.Fatalf("workers after scale down: %v", got)
 	}
-	if r := h.do(req{method: "GET", path: "/vm", vm: 103, token: "stale"}); r.status != 401 {
+	if r := h.do(req{method: "GET", path: "/vm", vm: 101, token: "stale"}); r.status != 401 {
 		t.Errorf("removed VM still answered: %d", r.status)
 	}
 	for _, c := range []struct {
@@ -175,8 +176,9 @@ func TestScale(t *testing.T) {
 		status     int
 	}{
 		{"worker", `{"cardinality":6}`, 400}, // max_vms 5
-		{"nosuch", `{"cardinality":1}`, 400},
-		{"worker", `{}`, 400},
+		{"worker", `{"cardinality":1}`, 400}, // already at 1
+		{"nosuch", `{"cardinality":2}`, 400},
+		{"worker", `{"cardinality":true}`, 400}, // OneFlow: no to_i for true
 		{"worker", `not json`, 500},
 		{"worker", `[1]`, 500},
 	} {
@@ -215,7 +217,7 @@ func TestTerminateAction(t *testing.T) {
 		msg    string
 	}{
 		{`{"action":{"perform":"reboot"}}`, 403, "Action (reboot) is not allowed on this resource"},
-		{`{"action":{"perform":"fly"}}`, 500, "fly action not  available for this resource"},
+		{`{"action":{"perform":"fly"}}`, 500, "Internal server error"}, // an explicit halt 500, 7.2+
 		{`{"nope":1}`, 400, "Error parsing JSON: Wrong resource type"},
 		{`{"action":{"perform":"resched"}}`, 204, ""},
 		{`{"action":{"perform":"terminate"}}`, 204, ""},

@@ -86,6 +86,9 @@ func FuzzPutRequest(f *testing.F) {
 func FuzzServiceTemplate(f *testing.F) {
 	f.Add(simpleTemplate("straight", true, 1, 2, `"master"`), `{"roles":[{"name":"worker","cardinality":3}]}`)
 	f.Add(`{"name":"x","roles":[{"name":"a","vm_template":1,"vm_template_contents":"A=\"$X\""}]}`, `{"custom_attrs_values":{"X":"1"}}`)
+	f.Add(template6, `{`+values6+`,"roles":[{"name":"worker","cardinality":3},{"name":"x"}]}`)
+	f.Add(`{"name":"x","networks":{"P":"M|network|p||id:"},"roles":[{"name":"a","type":"vm","template_id":1,"template_contents":{"NIC":[{"NETWORK_ID":"$P"}],"CONTEXT":[1]}}]}`,
+		`{"user_inputs_values":{"A":1},"networks_values":[{"P":{"template_id":"2"}}]}`)
 	f.Fuzz(func(t *testing.T, tmpl, merge string) {
 		for _, v := range []version{{7, 4}, {6, 10}} {
 			_, _ = parseService([]byte(tmpl), []byte(merge), v)

@@ -89,20 +89,32 @@ func (s *Sim) getService(r *http.Request, src *vm, body []byte) reply {
 	return jsonReply(s.serviceHash(svc, s.v.shortService() && ext.present && !ext.isNil))
 }
 
-// scaleRole answers PUT /service/role/:role {"cardinality": N}.
-func (s *Sim) scaleRole(src *vm, roleName string, body []byte) reply {
+// scaleRole answers PUT /service/role/:role {"cardinality": N}: the
+// cardinality read with JSON.parse(request.body.read)["cardinality"] (an
+// exception there is not rescued), sent on to OneFlow's scale route, which
+// applies .to_i to it. Any refusal by OneFlow is one generic 400.
+func (s *Sim) scaleRole(r *http.Request, src *vm, roleName string, body []byte) reply {
 	svc, fail := s.checkInService(src, src.id)
 	if fail != nil {
 		return *fail
 	}
-	doc, err := decodeJSON(body)
-	m, isObj := doc.(map[string]any)
-	if err != nil || !isObj {
-		return text(http.StatusInternalServerError, msgInternal) // JSON.parse(...)["cardinality"] raising
+	doc, exc := rubyJSONParse(s.routeBody(r, body))
+	if exc != nil {
+		return s.raised(r, exc)
 	}
-	if err := s.scale(svc, roleName, m["cardinality"]); err != nil {
+	card, exc := rubyIndex(doc, "cardinality")
+	if exc != nil {
+		return s.raised(r, exc)
+	}
+	refusal := fmt.Sprintf("Error performing action on service %d role %s", svc.id, roleName)
+	n, exc := rubyToIValue(card) // oneflow-server.rb: call_body['cardinality'].to_i
+	if exc != nil {
+		s.o.Logf("onegatesim: OneFlow raised %s scaling service %d role %s", exc.class, svc.id, roleName)
+		return text(http.StatusBadRequest, refusal)
+	}
+	if err := s.scale(svc, roleName, n); err != nil {
 		s.o.Logf("onegatesim: scaling service %d role %s refused: %v", svc.id, roleName, err)
-		return text(http.StatusBadRequest, fmt.Sprintf("Error performing action on service %d role %s", svc.id, roleName))
+		return text(http.StatusBadRequest, refusal)
 	}
 	return reply{status: http.StatusOK}
 }
@@ -118,33 +130,41 @@ var vmActions = map[string]bool{
 	"resched": true, "unresched": true, "recover": true, "delete": true, "shutdown": true,
 }
 
-// action answers POST /vms/:id/action {"action":{"perform":...}}.
-func (s *Sim) action(v *vm, body []byte) reply {
-	doc, err := decodeJSON(body)
-	if err != nil {
-		return text(http.StatusBadRequest, err.Error())
+// action answers POST /vms/:id/action {"action":{"perform":...}}, as
+// perform_action does: parse_json turns any parse failure into a 400 with
+// the parser's message; what it parses is indexed the Ruby way.
+func (s *Sim) action(r *http.Request, v *vm, body []byte) reply {
+	doc, exc := rubyJSONParse(s.routeBody(r, body))
+	if exc != nil {
+		return text(http.StatusBadRequest, exc.msg)
 	}
 	m, ok := doc.(map[string]any)
 	if !ok {
-		return text(http.StatusInternalServerError, msgInternal)
+		return s.raised(r, noMethod("has_key?", doc))
 	}
 	act, ok := m["action"]
 	if !ok {
 		return text(http.StatusBadRequest, "Error parsing JSON: Wrong resource type")
 	}
-	am, ok := act.(map[string]any)
-	if !ok {
-		return text(http.StatusInternalServerError, msgInternal)
+	perform, exc := rubyIndex(act, "perform")
+	if exc != nil {
+		return s.raised(r, exc)
 	}
-	perform := scalarString(am["perform"])
-	if strings.ToLower(perform) == "reboot" { // default :restricted_actions:
-		return text(http.StatusForbidden, "Action ("+perform+") is not allowed on this resource")
+	name := rubyString(perform)
+	if truthy(perform) { // check_restricted_actions: action && ...include?(action.downcase)
+		p, isStr := perform.(string)
+		if !isStr {
+			return s.raised(r, noMethod("downcase", perform))
+		}
+		if strings.ToLower(p) == "reboot" { // the default :restricted_actions:
+			return text(http.StatusForbidden, "Action ("+p+") is not allowed on this resource")
+		}
 	}
-	if !vmActions[perform] {
-		return text(http.StatusInternalServerError, perform+" action not  available for this resource")
+	if !vmActions[name] {
+		return s.halt500(name + " action not  available for this resource")
 	}
-	s.record(EventVMAction, v.svc.id, v.id, v.role.spec.name, "perform="+perform)
-	switch perform {
+	s.record(EventVMAction, v.svc.id, v.id, v.role.spec.name, "perform="+name)
+	switch name {
 	case "terminate", "delete", "shutdown":
 		s.removeVM(v)
 		s.advance(v.svc)

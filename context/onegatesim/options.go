@@ -33,9 +33,16 @@ type Options struct {
 	// template_id names), before OneFlow merges into it. Nil: NETWORK=YES,
 	// TOKEN=YES, as the onekube VM templates carry.
 	BaseContext map[string]string
-	// Cooldown is the role cooldown after a scale when the role sets none
-	// (the real default is 300 s; zero keeps tests quick).
+	// Cooldown replaces OneFlow's :default_cooldown:, the cooldown after a
+	// scale of a role that sets none: 0 keeps the real 300 s, a negative
+	// value means none.
 	Cooldown time.Duration
+	// ShutdownTimeout turns scale-down into OpenNebula's soft terminate
+	// (shutdown.go): the oldest VMs go to LCM_STATE SHUTDOWN, OnVMShutdown
+	// hooks run (the guest's shutdown), and each VM is destroyed when
+	// PoweredOff says the guest is done or after this timeout (kvmrc's
+	// SHUTDOWN_TIMEOUT is 180 s). Zero keeps the immediate removal.
+	ShutdownTimeout time.Duration
 	// Deny disables OneGate permissions, as ":permissions:" in
 	// onegate-server.conf does, e.g. "vm:update" or "service:change_cardinality".
 	Deny []string
@@ -45,6 +52,9 @@ type Options struct {
 	// Lines never carry tokens or attribute values.
 	Logf func(format string, args ...any)
 }
+
+// DefaultCooldown is oneflow-server.conf's :default_cooldown: (300 s).
+const DefaultCooldown = 300 * time.Second
 
 // DefaultWaitTimeout bounds a Wait call whose context carries no deadline.
 const DefaultWaitTimeout = 2 * time.Minute

@@ -29,8 +29,7 @@ const (
 const (
 	msgNotAuthorized = "Not authorized"
 	msgUnsupported   = "OneGate server doesn't support this feature"
-	msgInternal      = "<h1>Internal Server Error</h1>" // Sinatra, for an exception the server does not handle
-	msgNotFound510   = "<h1>Not Found</h1>"             // Sinatra without the 6.0 catch-all
+	msgNotFound510   = "<h1>Not Found</h1>" // Sinatra without the 6.0 catch-all
 )
 
 const maxBody = 8 << 20
@@ -38,16 +37,17 @@ const maxBody = 8 << 20
 type reply struct {
 	status int
 	body   []byte
+	ctype  string // "": the JSON type the server's before filter sets
 }
 
-func text(status int, msg string) reply { return reply{status, []byte(msg)} }
+func text(status int, msg string) reply { return reply{status: status, body: []byte(msg)} }
 
 func jsonReply(v any) reply {
 	b, err := marshal(v)
 	if err != nil {
-		return text(http.StatusInternalServerError, msgInternal)
+		return text(http.StatusInternalServerError, "onegatesim: rendering JSON: "+err.Error())
 	}
-	return reply{http.StatusOK, b}
+	return reply{status: http.StatusOK, body: b}
 }
 
 // match finds the Sinatra route for a request, in the server's order.
@@ -150,7 +150,11 @@ func (s *Sim) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	status = rep.status
-	w.Header().Set("Content-Type", "application/json;charset=utf-8")
+	ctype := rep.ctype
+	if ctype == "" {
+		ctype = "application/json;charset=utf-8"
+	}
+	w.Header().Set("Content-Type", ctype)
 	if rep.status == http.StatusNoContent {
 		w.WriteHeader(rep.status)
 		return
@@ -196,7 +200,7 @@ func (s *Sim) dispatch(r *http.Request, route, param string, body []byte) reply 
 	case RouteGetVRouter:
 		return text(http.StatusBadRequest, "Empty or invalid VROUTER_ID")
 	case RouteGetVNet:
-		if _, _, err := rubyInteger(param); err != nil {
+		if _, err := kernelInteger(param); err != nil {
 			return text(http.StatusBadRequest, "Invalid id format (ID: "+param+"). ID must be an integer.")
 		}
 		return text(http.StatusBadRequest, "Virtual networks information can only be retrieved from Virtual Routers.")
@@ -217,9 +221,9 @@ func (s *Sim) dispatch(r *http.Request, route, param string, body []byte) reply 
 		if fail != nil {
 			return *fail
 		}
-		return s.action(target, body)
+		return s.action(r, target, body)
 	case RouteScaleRole:
-		return s.scaleRole(src, param, body)
+		return s.scaleRole(r, src, param, body)
 	}
 	return text(http.StatusBadRequest, msgUnsupported)
 }

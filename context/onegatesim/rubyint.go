@@ -2,7 +2,6 @@ package onegatesim
 
 import (
 	"encoding/json"
-	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -39,39 +38,6 @@ func rubyToI(s string) int {
 }
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
-
-// rubyInteger is Kernel#Integer as OneFlow's validator applies it to
-// "integer" fields: JSON integers, floats (truncated) and numeric strings
-// ("3", " 3 ", "0x1A") pass; anything else is an error. null means absent.
-func rubyInteger(v any) (n int, present bool, err error) {
-	switch x := v.(type) {
-	case nil:
-		return 0, false, nil
-	case int:
-		return x, true, nil
-	case json.Number:
-		if i, err := x.Int64(); err == nil {
-			return int(i), true, nil
-		}
-		f, err := x.Float64()
-		if err != nil {
-			return 0, true, fmt.Errorf("%q is not an integer", x)
-		}
-		return int(f), true, nil
-	case string:
-		s := strings.ReplaceAll(strings.TrimSpace(x), "_", "")
-		i, err := strconv.ParseInt(s, 0, 64)
-		if err != nil {
-			return 0, true, fmt.Errorf("%q is not an integer", x)
-		}
-		return int(i), true, nil
-	case bool:
-		if !x {
-			return 0, false, nil // the validator treats false as absent
-		}
-	}
-	return 0, true, fmt.Errorf("%v is not an integer", v)
-}
 
 // scalarString renders a JSON scalar as Ruby's to_s would in a template.
 func scalarString(v any) string {

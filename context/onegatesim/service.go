@@ -2,6 +2,7 @@ package onegatesim
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -81,6 +82,11 @@ func (s *Sim) Instantiate(template, merge []byte) (int, error) {
 		mode = "straight"
 	}
 	s.record(EventServiceCreated, svc.id, -1, "", fmt.Sprintf("name=%q deployment=%s ready_status_gate=%t", spec.name, mode, spec.gate))
+	if spec.deployErr != "" {
+		s.record(EventError, svc.id, -1, "", spec.deployErr)
+		s.setServiceState(svc, stateFailedDeploying)
+		return svc.id, nil
+	}
 	s.advance(svc)
 	return svc.id, nil
 }
@@ -156,6 +162,9 @@ func (s *Sim) parentsRunning(svc *service, r *role) bool {
 // roleDeployed: without the gate a VM counts once RUNNING, which simulated
 // VMs are from birth; with it, once it reported READY=YES.
 func (s *Sim) roleDeployed(svc *service, r *role) bool {
+	if shuttingDown(r) {
+		return false // a scale-down waits for DONE (EventManager#wait_scaledown_action)
+	}
 	if !svc.spec.gate {
 		return true
 	}
@@ -167,9 +176,16 @@ func (s *Sim) roleDeployed(svc *service, r *role) bool {
 	return true
 }
 
+// cooldown is the role's, else oneflow-server.conf's :default_cooldown:
+// (300 s, VMRole#initialize), which Options.Cooldown can replace.
 func (s *Sim) cooldown(r *role) time.Duration {
-	if r.spec.cooldown >= 0 {
+	switch {
+	case r.spec.cooldown >= 0:
 		return r.spec.cooldown
+	case s.o.Cooldown < 0:
+		return 0
+	case s.o.Cooldown == 0:
+		return DefaultCooldown
 	}
 	return s.o.Cooldown
 }
@@ -218,32 +234,28 @@ func (s *Sim) grow(svc *service, r *role, n int) {
 	}
 }
 
-// scale applies a cardinality change the way OneFlow's scale action does
-// (force=false). The error text is OneFlow's; OneGate replaces it with its
-// own generic message. Callers hold s.mu.
-func (s *Sim) scale(svc *service, roleName string, card any) error {
+// scale is LifeCycleManager#scale_action with force=false, on a
+// cardinality OneFlow's route has already passed through .to_i: the service
+// must be RUNNING, min_vms and max_vms hold (VMRole#update), and asking for
+// the cardinality the role already has is an error. Scaling down terminates
+// the role's oldest VMs (Role#shutdown takes nodes[0..n-1]). The messages
+// are OneFlow's; OneGate replaces them with its own. Callers hold s.mu.
+func (s *Sim) scale(svc *service, roleName string, n int) error {
 	if svc.state != stateRunning {
 		return fmt.Errorf("Service cannot be scaled in state: %s", stateNames[svc.state])
 	}
 	r := svc.role(roleName)
 	if r == nil {
-		return fmt.Errorf("Role '%s' not found", roleName)
+		return fmt.Errorf("Role %s not found", roleName)
 	}
-	n, ok, err := rubyInteger(card)
-	if err != nil || !ok {
-		return fmt.Errorf("cardinality must be an integer")
-	}
-	if n < r.spec.minVMs {
-		return fmt.Errorf("Minimum cardinality is %d", r.spec.minVMs)
+	if n < max(r.spec.minVMs, 0) {
+		return fmt.Errorf("Can't scale service %d: Minimum cardinality is %s", svc.id, limitText(r.spec.minVMs))
 	}
 	if r.spec.maxVMs >= 0 && n > r.spec.maxVMs {
-		return fmt.Errorf("Maximum cardinality is %d", r.spec.maxVMs)
-	}
-	if n < 0 {
-		return fmt.Errorf("cardinality must be >= 0")
+		return fmt.Errorf("Can't scale service %d: Maximum cardinality is %d", svc.id, r.spec.maxVMs)
 	}
 	if n == r.cardinality {
-		return nil
+		return fmt.Errorf("Cardinality of %s is already at %d", roleName, n)
 	}
 	s.record(EventScale, svc.id, -1, r.spec.name, fmt.Sprintf("cardinality %d -> %d", r.cardinality, n))
 	old := len(r.nodes)
@@ -252,12 +264,18 @@ func (s *Sim) scale(svc *service, roleName string, card any) error {
 	if n > old {
 		s.grow(svc, r, n-old)
 	} else {
-		for len(r.nodes) > n { // the newest VMs go first
-			s.removeVM(r.nodes[len(r.nodes)-1])
-		}
+		s.shrink(r, n)
 	}
 	s.advance(svc)
 	return nil
+}
+
+// limitText is "#{min_cardinality}": nil prints nothing.
+func limitText(n int) string {
+	if n < 0 {
+		return ""
+	}
+	return strconv.Itoa(n)
 }
 
 // removeVM deletes a VM: it leaves its role, its token stops working and

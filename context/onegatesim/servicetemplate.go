@@ -5,38 +5,50 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
 
-// serviceSpec is a service template after the instantiate merge, reduced to
-// what deployment needs. It is read with the package's own code rather than
+// serviceSpec is an instantiated service template reduced to what
+// deployment needs. It is read with the package's own code rather than
 // flow's types, so it doubles as an independent check of the renderer.
 type serviceSpec struct {
 	name     string
 	straight bool // deployment "straight"; otherwise "none"
 	gate     bool // ready_status_gate
 	roles    []*roleSpec
-	networks map[string]string // service network name -> id
+	networks map[string]netRef // service network name -> ID
+	// deployErr: 7.x fill_template failed, so the service goes to
+	// FAILED_DEPLOYING before any role deploys (LifeCycleManager#deploy_action).
+	deployErr string
+}
+
+// netRef is a service network's ID, or null when OneFlow resolved none
+// (the "id:" default, or a value with no id, template_id or reserve_from).
+type netRef struct {
+	id   string
+	null bool
 }
 
 type roleSpec struct {
 	name        string
 	parents     []string
 	cardinality int
-	minVMs      int
+	minVMs      int           // -1: unset
 	maxVMs      int           // -1: no maximum
-	cooldown    time.Duration // -1: unset
+	cooldown    time.Duration // -1: unset (the server default applies)
 	templateID  int
-	legacy      bool   // 6.x role: contents came from vm_template_contents text
-	contents    []attr // template_contents / parsed vm_template_contents
-	inputs      map[string]string
-}
-
-var roleNameRE = regexp.MustCompile(`^\w+$`)
-
-func bad(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrBadTemplate, fmt.Sprintf(format, args...))
+	legacy      bool // 6.x: a shallow merge, so CONTEXT replaces the template's unless APPENDed
+	// text is the extra template each VM is instantiated with: 6.x's
+	// vm_template_contents after resolve_attributes and resolve_networks, or
+	// 7.x's template_contents after fill_template, as Hash.to_raw prints it.
+	// ${role.xpath} is evaluated and oned parses it when a VM is created.
+	text string
+	// replaceContext: a 7.x CONTEXT that is not a hash (a converted 6.x
+	// CONTEXT=[...] is a list) replaces the template's instead of merging.
+	replaceContext bool
 }
 
 func decodeObject(b []byte, what string) (map[string]any, error) {
@@ -44,379 +56,270 @@ func decodeObject(b []byte, what string) (map[string]any, error) {
 	dec.UseNumber()
 	var m map[string]any
 	if err := dec.Decode(&m); err != nil {
-		return nil, bad("decoding %s: %v", what, err)
+		return nil, fmt.Errorf("%w: decoding %s: %v", ErrBadTemplate, what, err)
 	}
 	if m == nil {
-		return nil, bad("%s is not a JSON object", what)
+		return nil, fmt.Errorf("%w: %s is not a JSON object", ErrBadTemplate, what)
 	}
 	return m, nil
 }
 
-// parseService reads a service template (6.x or 7.x) and applies an
-// instantiate merge document as OneFlow does (oneflow.md §3).
-func parseService(tmpl, merge []byte, v version) (*serviceSpec, error) {
-	body, err := decodeObject(tmpl, "service template")
-	if err != nil {
-		return nil, err
-	}
-	if len(bytes.TrimSpace(merge)) > 0 {
-		m, err := decodeObject(merge, "merge template")
-		if err != nil {
-			return nil, err
-		}
-		if err := applyMerge(body, m); err != nil {
-			return nil, err
-		}
-	}
-	return specFromBody(body, v)
-}
-
-// applyMerge deep-merges the instantiate document: roles by name,
-// networks_values replaced by name, everything else hash-merged with arrays
-// concatenated. custom_attrs_values is renamed first, as 7.x does.
-func applyMerge(body, m map[string]any) error {
-	renameKey(m, "custom_attrs_values", "user_inputs_values")
-	if roles, ok := m["roles"]; ok {
-		mr, ok := roles.([]any)
-		if !ok {
-			return bad("merge template: roles must be an array")
-		}
-		br, _ := body["roles"].([]any)
-		for _, r := range mr {
-			ro, ok := r.(map[string]any)
-			if !ok {
-				return bad("merge template: every role must be an object")
-			}
-			renameKey(ro, "custom_attrs_values", "user_inputs_values")
-			for _, t := range br {
-				if to, ok := t.(map[string]any); ok && to["name"] == ro["name"] {
-					deepMerge(to, ro)
-				}
-			}
-		}
-		delete(m, "roles")
-	}
-	if nv, ok := m["networks_values"].([]any); ok {
-		old, _ := body["networks_values"].([]any)
-		body["networks_values"] = replaceByName(old, nv)
-		delete(m, "networks_values")
-	}
-	deepMerge(body, m)
-	return nil
-}
-
-func renameKey(m map[string]any, from, to string) {
-	if v, ok := m[from]; ok {
-		if _, has := m[to]; !has {
-			m[to] = v
-		}
-		delete(m, from)
-	}
-}
-
-func deepMerge(dst, src map[string]any) {
-	for k, sv := range src {
-		dv, ok := dst[k]
-		switch {
-		case !ok:
-			dst[k] = sv
-		case isMap(dv) && isMap(sv):
-			deepMerge(dv.(map[string]any), sv.(map[string]any))
-		case isSlice(dv) && isSlice(sv):
-			dst[k] = append(dv.([]any), sv.([]any)...)
-		default:
-			dst[k] = sv
-		}
-	}
-}
-
-func isMap(v any) bool   { _, ok := v.(map[string]any); return ok }
-func isSlice(v any) bool { _, ok := v.([]any); return ok }
-
-// replaceByName merges networks_values entries ({"Name":{...}}) by name.
-func replaceByName(old, repl []any) []any {
-	names := map[string]bool{}
-	for _, e := range repl {
-		if m, ok := e.(map[string]any); ok {
-			for k := range m {
-				names[k] = true
-			}
-		}
-	}
-	var out []any
-	for _, e := range old {
-		keep := true
-		if m, ok := e.(map[string]any); ok {
-			for k := range m {
-				keep = keep && !names[k]
-			}
-		}
-		if keep {
-			out = append(out, e)
-		}
-	}
-	return append(out, repl...)
-}
-
+// specFromBody reads a validated, merged service body.
 func specFromBody(body map[string]any, v version) (*serviceSpec, error) {
-	name, _ := body["name"].(string)
-	if name == "" {
-		return nil, bad("mandatory key 'name (string)' is missing")
+	s := &serviceSpec{
+		name:     body["name"].(string),
+		straight: body["deployment"] == "straight",
+		gate:     body["ready_status_gate"] == true,
 	}
-	rawRoles, ok := body["roles"].([]any)
-	if !ok || len(rawRoles) == 0 {
-		return nil, bad("mandatory key 'roles (array)' is missing or empty")
-	}
-	roles := make([]map[string]any, len(rawRoles))
-	legacy := 0
-	for i, r := range rawRoles {
-		m, ok := r.(map[string]any)
-		if !ok {
-			return nil, bad("role %d is not an object", i)
+	s.networks = networkRefs(body)
+	roles := body["roles"].([]any)
+	for _, r := range roles {
+		role := r.(map[string]any)
+		rs := &roleSpec{
+			name: role["name"].(string), legacy: !v.flow7(),
+			cardinality: role["cardinality"].(int),
+			minVMs:      intOr(role["min_vms"], -1), maxVMs: intOr(role["max_vms"], -1), cooldown: -1,
 		}
-		roles[i] = m
-		if _, a := m["vm_template"]; a {
-			legacy++
-		} else if _, b := m["vm_template_contents"]; b {
-			legacy++
+		if c, ok := role["cooldown"].(int); ok {
+			rs.cooldown = time.Duration(c) * time.Second
 		}
-	}
-	isLegacy := legacy == len(roles)
-	switch {
-	case legacy > 0 && !isLegacy:
-		return nil, bad("roles mix 6.x keys (vm_template) and 7.x keys (template_id); OneFlow converts only all-6.x documents")
-	case !isLegacy && !v.flow7():
-		return nil, bad("OneFlow %s needs 6.x role keys: mandatory key 'vm_template (integer)' is missing", v)
-	}
-
-	s := &serviceSpec{name: name}
-	switch d := body["deployment"]; d {
-	case nil, "none":
-	case "straight":
-		s.straight = true
-	default:
-		return nil, bad("deployment %v: want none or straight", d)
-	}
-	s.gate, _ = body["ready_status_gate"].(bool)
-	if nv := body["ready_status_gate"]; nv != nil && !isBool(nv) {
-		return nil, bad("ready_status_gate must be a boolean")
-	}
-	var err error
-	if s.networks, err = networkIDs(body); err != nil {
-		return nil, err
-	}
-
-	inputsKey, valuesKey := "user_inputs", "user_inputs_values"
-	if isLegacy {
-		inputsKey = "custom_attrs"
-		renameKey(body, "user_inputs_values", "custom_attrs_values")
-		valuesKey = "custom_attrs_values"
-	}
-	svcValues, err := inputValues(body, inputsKey, valuesKey)
-	if err != nil {
-		return nil, err
-	}
-
-	seen := map[string]bool{}
-	for i, r := range roles {
-		rs, err := roleFromBody(r, isLegacy, v)
-		if err != nil {
-			return nil, fmt.Errorf("role %d: %w", i, err)
+		for _, p := range asSlice(role["parents"]) {
+			rs.parents = append(rs.parents, p.(string))
 		}
-		if seen[rs.name] {
-			return nil, bad("role name %q is not unique", rs.name)
-		}
-		seen[rs.name] = true
-		if isLegacy {
-			renameKey(r, "user_inputs_values", "custom_attrs_values")
-		}
-		roleValues, err := inputValues(r, inputsKey, valuesKey)
-		if err != nil {
-			return nil, fmt.Errorf("role %s: %w", rs.name, err)
-		}
-		rs.inputs = map[string]string{}
-		for k, val := range svcValues {
-			rs.inputs[k] = val
-		}
-		for k, val := range roleValues { // the role's value wins
-			rs.inputs[k] = val
-		}
-		if err := rs.readContents(r, s.networks); err != nil {
-			return nil, fmt.Errorf("role %s: %w", rs.name, err)
+		if v.flow7() {
+			rs.templateID = role["template_id"].(int)
+		} else {
+			rs.templateID = role["vm_template"].(int)
+			text, err := resolveAttributes6(role, body)
+			if err == nil {
+				text, err = resolveNetworks6(text, body)
+			}
+			if err != nil {
+				return nil, err
+			}
+			rs.text = text
 		}
 		s.roles = append(s.roles, rs)
+	}
+	if v.flow7() {
+		if err := fillTemplate7(s, body); err != nil {
+			s.deployErr = err.Error()
+		}
 	}
 	return s, nil
 }
 
-func isBool(v any) bool { _, ok := v.(bool); return ok }
-
-func roleFromBody(r map[string]any, legacy bool, v version) (*roleSpec, error) {
-	name, _ := r["name"].(string)
-	if !roleNameRE.MatchString(name) {
-		return nil, bad("role name %q must match ^\\w+$", name)
+func intOr(v any, def int) int {
+	if n, ok := v.(int); ok {
+		return n
 	}
-	rs := &roleSpec{name: name, legacy: legacy, maxVMs: -1, cooldown: -1}
-	idKey := "template_id"
-	if legacy {
-		idKey = "vm_template"
-	} else if t, _ := r["type"].(string); t != "vm" {
-		if t == "" {
-			return nil, bad("mandatory key 'type (string)' is missing")
-		}
-		return nil, bad("role type %q is not simulated (only vm)", t)
-	}
-	id, ok, err := rubyInteger(r[idKey])
-	if err != nil || !ok {
-		return nil, bad("mandatory key '%s (integer)' is missing or not an integer", idKey)
-	}
-	rs.templateID = id
-	for _, p := range asSlice(r["parents"]) {
-		ps, ok := p.(string)
-		if !ok {
-			return nil, bad("parents must be strings")
-		}
-		rs.parents = append(rs.parents, ps)
-	}
-	rs.cardinality = v.defaultCardinality()
-	if n, ok, err := rubyInteger(r["cardinality"]); err != nil {
-		return nil, bad("cardinality: %v", err)
-	} else if ok {
-		rs.cardinality = n
-	}
-	if n, ok, err := rubyInteger(r["min_vms"]); err != nil || n < 0 {
-		return nil, bad("min_vms must be an integer >= 0")
-	} else if ok {
-		rs.minVMs = n
-	}
-	if n, ok, err := rubyInteger(r["max_vms"]); err != nil || n < 0 {
-		return nil, bad("max_vms must be an integer >= 0")
-	} else if ok {
-		rs.maxVMs = n
-	}
-	if n, ok, err := rubyInteger(r["cooldown"]); err != nil || n < 0 {
-		return nil, bad("cooldown must be an integer >= 0")
-	} else if ok {
-		rs.cooldown = time.Duration(n) * time.Second
-	}
-	if rs.cardinality < 0 || rs.cardinality < rs.minVMs || (rs.maxVMs >= 0 && rs.cardinality > rs.maxVMs) {
-		return nil, bad("cardinality %d is outside min_vms %d .. max_vms %d", rs.cardinality, rs.minVMs, rs.maxVMs)
-	}
-	return rs, nil
+	return def
 }
 
 func asSlice(v any) []any { s, _ := v.([]any); return s }
 
-// inputValues checks that every declared input has a value, as the
-// instantiate call requires (optional ones included), and returns them.
-func inputValues(m map[string]any, inputsKey, valuesKey string) (map[string]string, error) {
-	declared, _ := m[inputsKey].(map[string]any)
-	values, _ := m[valuesKey].(map[string]any)
-	if len(declared) > 0 && len(values) == 0 {
-		return nil, ErrMissingInputs
-	}
-	for k := range declared {
-		if _, ok := values[k]; !ok {
-			return nil, fmt.Errorf("%w (%s)", ErrMissingInputs, k)
-		}
-	}
-	out := make(map[string]string, len(values))
-	for k, v := range values {
-		out[k] = scalarString(v)
-	}
-	return out, nil
-}
-
-// networkIDs maps each service network to its ID: networks_values when
-// given, else field 5 of the networks string ("M|network|desc||id:0").
-func networkIDs(body map[string]any) (map[string]string, error) {
-	out := map[string]string{}
-	nets, _ := body["networks"].(map[string]any)
-	for name, spec := range nets {
-		s, _ := spec.(string)
-		parts := strings.Split(s, "|")
-		if len(parts) >= 5 {
-			if _, id, ok := strings.Cut(parts[4], ":"); ok {
-				out[name] = id
-			}
-		}
-	}
+// networkRefs reads networks_values after the merge, as deploy_networks
+// would leave them: an id is used as it is (null included), a network made
+// from template_id or reserve_from gets a new ID, anything else has none.
+func networkRefs(body map[string]any) map[string]netRef {
+	out := map[string]netRef{}
+	created := 0
 	for _, e := range asSlice(body["networks_values"]) {
-		m, ok := e.(map[string]any)
-		if !ok {
-			return nil, bad("networks_values entries must be objects")
-		}
-		for name, val := range m {
-			vm, _ := val.(map[string]any)
-			out[name] = scalarString(vm["id"])
+		m, _ := e.(map[string]any)
+		for _, name := range sortedKeys(m) {
+			val, _ := m[name].(map[string]any)
+			_, hasID := val["id"]
+			_, tmpl := val["template_id"]
+			_, rsv := val["reserve_from"]
+			switch {
+			case hasID && val["id"] != nil:
+				out[name] = netRef{id: rubyString(val["id"])}
+			case !hasID && (tmpl || rsv):
+				created++
+				out[name] = netRef{id: strconv.Itoa(1000 + created)}
+			default:
+				out[name] = netRef{null: true}
+			}
 		}
 	}
-	return out, nil
+	return out
 }
 
-// readContents turns the role's extra template into attributes: 7.x
-// template_contents (an object), or 6.x vm_template_contents text with
-// $KEY replaced from custom_attrs_values and network IDs before parsing.
-func (rs *roleSpec) readContents(r map[string]any, networks map[string]string) error {
-	if rs.legacy {
-		text, _ := r["vm_template_contents"].(string)
-		text = dollarKey.ReplaceAllStringFunc(text, func(m string) string {
-			k := m[1:]
-			if v, ok := rs.inputs[k]; ok {
-				return v
+var dollarKey = regexp.MustCompile(`\$(\w+)`)
+
+// resolveAttributes6 is 6.10.5's Service#resolve_attributes at allocate:
+// every $KEY found in vm_template_contents is replaced, as a substring
+// (so $A also rewrites $AB), by the role's custom_attrs_values, else the
+// service's; then role user_inputs_values are appended as KEY="value"
+// lines. A value that is not a string raises TypeError in gsub!: HTTP 500.
+func resolveAttributes6(role, body map[string]any) (string, error) {
+	text, _ := role["vm_template_contents"].(string)
+	if text != "" {
+		roleVals, _ := role["custom_attrs_values"].(map[string]any)
+		svcVals, _ := body["custom_attrs_values"].(map[string]any)
+		for _, m := range dollarKey.FindAllStringSubmatch(text, -1) {
+			key := m[1]
+			val, ok := roleVals[key]
+			if !ok {
+				if val, ok = svcVals[key]; !ok {
+					continue
+				}
 			}
-			if id, ok := networks[k]; ok {
-				return id
+			str, isStr := val.(string)
+			if !isStr {
+				return "", uncaught(&rubyExc{"TypeError", "no implicit conversion of " + rubyClass(val) + " into String"})
 			}
-			return m
-		})
-		attrs, err := parseTemplate(text)
-		if err != nil {
-			return fmt.Errorf("vm_template_contents: %w", err)
+			var err error
+			if text, err = gsub(text, "$"+key, str); err != nil {
+				return "", err
+			}
 		}
-		rs.contents = attrs
-		return nil
 	}
-	tc, ok := r["template_contents"]
-	if !ok || tc == nil {
-		return nil
+	if uv, ok := role["user_inputs_values"].(map[string]any); ok {
+		for _, k := range sortedKeys(uv) {
+			text += fmt.Sprintf("\n%s=\"%s\"", k, rubyString(uv[k]))
+		}
 	}
-	m, ok := tc.(map[string]any)
+	return text, nil
+}
+
+// maxResolvedText bounds the text the $KEY substitutions may grow to. A
+// value that contains its own $KEY doubles the text at every occurrence the
+// scan found, in Ruby as here: the real server runs out of memory or time;
+// the simulator stops at 1 MiB and answers the 500 the crash would be.
+const maxResolvedText = 1 << 20
+
+// gsub is String#gsub! with a literal pattern, bounded.
+func gsub(text, old, repl string) (string, error) {
+	if n := strings.Count(text, old); len(text)+n*(len(repl)-len(old)) > maxResolvedText {
+		return "", uncaught(&rubyExc{"NoMemoryError", "failed to allocate memory"})
+	}
+	return strings.ReplaceAll(text, old, repl), nil
+}
+
+// resolveNetworks6 is 6.10.5's Service#resolve_networks at deploy: $NAME
+// becomes the network's id (to_s, so a null id becomes ""). Without
+// networks_values nothing is replaced.
+func resolveNetworks6(text string, body map[string]any) (string, error) {
+	nv, ok := body["networks_values"].([]any)
 	if !ok {
-		return bad("template_contents must be an object")
+		return text, nil
 	}
-	if nic, ok := m["NIC"]; ok && !isSlice(nic) {
-		// OneFlow's resolve_networks crashes on a single NIC object and the
-		// service ends in FAILED_DEPLOYING.
-		return bad("template_contents.NIC must be an array of NIC objects")
+	for _, m := range dollarKey.FindAllStringSubmatch(text, -1) {
+		for _, e := range nv {
+			em, _ := e.(map[string]any)
+			net, has := em[m[1]]
+			if !has {
+				continue
+			}
+			id, _ := rubyIndex(net, "id")
+			var err error
+			if text, err = gsub(text, "$"+m[1], rubyString(id)); err != nil {
+				return "", err
+			}
+			break
+		}
 	}
-	for _, k := range sortedKeys(m) {
-		rs.contents = append(rs.contents, jsonToAttrs(k, m[k])...)
+	return text, nil
+}
+
+// fillTemplate7 is 7.4.0's Service#generate_template_contents: each role's
+// NIC NETWORK_ID "$Name" becomes networks_values' id for Name (null stays
+// null), and the service's user_inputs_values deep-merged with the role's
+// become attributes and CONTEXT[K]="$K". A NIC that is not a list, or a
+// CONTEXT that is not a hash when there are inputs, raises inside; the
+// server catches it as "Error generating VM template contents".
+func fillTemplate7(s *serviceSpec, body map[string]any) error {
+	svcInputs, _ := body["user_inputs_values"].(map[string]any)
+	nets := asSlice(body["networks_values"])
+	fail := fmt.Errorf("Error generating VM template contents")
+	roles := body["roles"].([]any)
+	for i, r := range roles {
+		role := r.(map[string]any)
+		tc, _ := role["template_contents"].(map[string]any)
+		if tc == nil {
+			tc = map[string]any{}
+		}
+		roleInputs, _ := role["user_inputs_values"].(map[string]any)
+		if nics := tc["NIC"]; truthy(nics) {
+			list, ok := nics.([]any)
+			if !ok {
+				return fail
+			}
+			for _, nic := range list {
+				id, exc := rubyIndex(nic, "NETWORK_ID")
+				if exc != nil {
+					return fail
+				}
+				ref, _ := id.(string)
+				m := dollarKey.FindStringSubmatch(ref)
+				if m == nil {
+					continue
+				}
+				for _, e := range nets {
+					em, _ := e.(map[string]any)
+					if net, has := em[m[1]]; has {
+						nm, ok := nic.(map[string]any)
+						v, exc := rubyIndex(net, "id")
+						if !ok || exc != nil {
+							return fail
+						}
+						nm["NETWORK_ID"] = v
+						break
+					}
+				}
+			}
+		}
+		if len(svcInputs) > 0 || len(roleInputs) > 0 {
+			inputs := deepMerge7(orEmpty(svcInputs), orEmpty(roleInputs))
+			if _, has := tc["CONTEXT"]; !has {
+				tc["CONTEXT"] = map[string]any{}
+			}
+			ctx, ok := tc["CONTEXT"].(map[string]any)
+			if !ok {
+				return fail
+			}
+			for k, val := range inputs {
+				tc[k] = val
+				ctx[k] = "$" + k
+			}
+		}
+		s.roles[i].replaceContext = tc["CONTEXT"] != nil && !isMap(tc["CONTEXT"])
+		s.roles[i].text = toRaw(tc)
 	}
 	return nil
 }
 
-var dollarKey = regexp.MustCompile(`\$[A-Za-z0-9_]+`)
-
-// jsonToAttrs converts one template_contents entry the way OneFlow's
-// Hash#to_raw and oned's parser together would.
-func jsonToAttrs(k string, v any) []attr {
-	switch x := v.(type) {
-	case map[string]any:
-		vec := map[string]string{}
-		for sk, sv := range x {
-			vec[strings.ToUpper(sk)] = scalarString(sv)
-		}
-		return []attr{{name: attrName(k), vector: vec}}
-	case []any:
-		var out []attr
-		for _, e := range x {
-			out = append(out, jsonToAttrs(k, e)...)
-		}
-		return out
-	default:
-		return []attr{{name: attrName(k), value: scalarString(v)}}
+func orEmpty(m map[string]any) map[string]any {
+	if m == nil {
+		return map[string]any{}
 	}
+	return m
+}
+
+// toRaw is Hash.to_raw (validator.rb @release-7.4.0): KEY = "value" lines
+// with '"' escaped, a hash as a KEY = [ ... ] vector, a list as one entry
+// per element. It does not escape backslashes, and nested values make
+// vectors oned cannot parse: both are oned's to refuse.
+func toRaw(h map[string]any) string {
+	var b strings.Builder
+	for _, k := range sortedKeys(h) {
+		switch x := h[k].(type) {
+		case map[string]any:
+			inner := strings.Split(strings.TrimSuffix(toRaw(x), "\n"), "\n")
+			if len(x) == 0 {
+				inner = nil
+			}
+			b.WriteString(k + " = [\n" + strings.Join(inner, ",\n") + "\n]\n")
+		case []any:
+			for _, e := range x {
+				b.WriteString(toRaw(map[string]any{k: e}))
+			}
+		default:
+			b.WriteString(k + ` = "` + strings.ReplaceAll(rubyString(x), `"`, `\"`) + "\"\n")
+		}
+	}
+	return b.String()
 }
 
 // InputDefaults returns the default of every service-level user input of a
@@ -441,4 +344,14 @@ func InputDefaults(template []byte) (map[string]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// sortedKeys returns m's keys in byte order (std::map order).
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
 }

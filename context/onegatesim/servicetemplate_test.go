@@ -6,41 +6,75 @@ import (
 	"testing"
 )
 
-func TestParseServiceErrors(t *testing.T) {
+func mustRead(t *testing.T, name string) []byte { return readFile(t, name) }
+
+// TestParseServiceRefusals: what create or instantiate refuses, with the
+// status and message the real server gives.
+func TestParseServiceRefusals(t *testing.T) {
 	t.Parallel()
-	v74 := version{7, 4}
+	v74, v610 := version{7, 4}, version{6, 10}
+	role7 := `{"name":"a","type":"vm","template_id":1`
 	cases := []struct {
 		name, tmpl, merge string
 		v                 version
-		err               string
+		status            int
+		msg               string // a prefix of the body
 	}{
-		{"not json", `{`, "", v74, "decoding service template"},
-		{"no name", `{"roles":[]}`, "", v74, "'name (string)'"},
-		{"no roles", `{"name":"x","roles":[]}`, "", v74, "'roles (array)'"},
-		{"7.x without type", `{"name":"x","roles":[{"name":"a","template_id":1}]}`, "", v74, "'type (string)'"},
-		{"vr role", `{"name":"x","roles":[{"name":"a","type":"vr","template_id":1}]}`, "", v74, "only vm"},
-		{"bad role name", `{"name":"x","roles":[{"name":"k8s-master","type":"vm","template_id":1}]}`, "", v74, `must match`},
-		{"duplicate role", `{"name":"x","roles":[{"name":"a","type":"vm","template_id":1},{"name":"a","type":"vm","template_id":1}]}`, "", v74, "not unique"},
-		{"mixed formats", `{"name":"x","roles":[{"name":"a","vm_template":1},{"name":"b","type":"vm","template_id":1}]}`, "", v74, "mix 6.x"},
-		{"7.x on 6.10", `{"name":"x","roles":[{"name":"a","type":"vm","template_id":1}]}`, "", version{6, 10}, "'vm_template (integer)'"},
-		{"NIC object", `{"name":"x","roles":[{"name":"a","type":"vm","template_id":1,"template_contents":{"NIC":{"NETWORK_ID":"0"}}}]}`, "", v74, "NIC must be an array"},
-		{"cardinality over max", `{"name":"x","roles":[{"name":"a","type":"vm","template_id":1,"cardinality":3,"max_vms":2}]}`, "", v74, "outside"},
-		{"bool cardinality", `{"name":"x","roles":[{"name":"a","type":"vm","template_id":1,"cardinality":true}]}`, "", v74, "cardinality"},
-		{"inputs without values", string(mustRead(t, "k8s-7.json")), "", v74, ErrMissingInputs.Error()},
-		{"one input missing", string(mustRead(t, "k8s-7.json")), `{"user_inputs_values":{"ONEAPP_K8S_VERSION":"1.31"}}`, v74, "ONEAPP_K8S_POD_CIDR"},
-		{"bad 6.x contents", `{"name":"x","roles":[{"name":"a","vm_template":1,"vm_template_contents":"A=x,y"}]}`, "", v74, "Parse error"},
+		{"not json", `{`, "", v74, 400, "unexpected end of input at line 1 column 2"},
+		{"no name", `{"roles":[]}`, "", v74, 400, "Mandatory document key 'name (string)' is missing from "},
+		{"no name 6.10", `{"roles":[]}`, "", v610, 400, "KEY: 'name' is required;"},
+		{"roles not a list", `{"name":"x","roles":{}}`, "", v74, 400, "KEY: 'roles' must be an Array;"},
+		{"7.x without type", `{"name":"x","roles":[{"name":"a","template_id":1}]}`, "", v74, 400, "Mandatory document key 'type (string)' is missing"},
+		{"unknown type", `{"name":"x","roles":[{"name":"a","type":"vx","template_id":1}]}`, "", v74, 400, `Unsupported role type "vx"`},
+		{"bad role name", `{"name":"x","roles":[{"name":"k8s-master","type":"vm","template_id":1}]}`, "", v74, 400, `KEY: 'name' must match regexp /^\w+$/;`},
+		{"duplicate role", `{"name":"x","roles":[` + role7 + `},` + role7 + `}]}`, "", v74, 400, "Role name 'a' is repeated"},
+		{"mixed formats are not converted", `{"name":"x","roles":[{"name":"a","vm_template":1},{"name":"b","type":"vm","template_id":1}]}`, "", v74, 400, "Mandatory document key 'type (string)' is missing"},
+		{"7.x on 6.10", `{"name":"x","roles":[` + role7 + `}]}`, "", v610, 400, "KEY: 'vm_template' is required;"},
+		{"cardinality over max", `{"name":"x","roles":[` + role7 + `,"cardinality":3,"max_vms":2}]}`, "", v74, 400, "Role 'a' 'cardinality' must be lower than or equal to 'max_vms'"},
+		{"cardinality under min", `{"name":"x","roles":[` + role7 + `,"cardinality":1,"min_vms":2}]}`, "", v74, 400, "Role 'a' 'cardinality' must be greater than or equal to 'min_vms'"},
+		{"negative cardinality", `{"name":"x","roles":[` + role7 + `,"cardinality":-1}]}`, "", v74, 400, "KEY: 'cardinality' must be greater than or equal to 0;"},
+		{"cardinality not a number", `{"name":"x","roles":[` + role7 + `,"cardinality":"three"}]}`, "", v74, 400, "KEY: 'cardinality' must be an Integer;"},
+		{"bool cardinality raises", `{"name":"x","roles":[` + role7 + `,"cardinality":true}]}`, "", v74, 500, `{"message":"Internal server error","reason":"can't convert true into Integer"}`},
+		{"policies need min and max", `{"name":"x","roles":[` + role7 + `,"elasticity_policies":[{"type":"CHANGE","adjust":1,"expression":"CPU > 1"}]}]}`, "", v74, 400, "Role 'a' with  'elasticity_policies' or 'scheduled_policies'must define both"},
+		{"bad deployment", `{"name":"x","deployment":"fast","roles":[]}`, "", v74, 400, "KEY: 'deployment' must be one of none, straight;"},
+		{"bool gate", `{"name":"x","ready_status_gate":"yes","roles":[]}`, "", v610, 400, "KEY: 'ready_status_gate' is not allowed;"},
+		{"inputs without values", string(mustRead(t, "k8s-7.json")), "", v74, 400, ErrMissingInputs.Error()},
+		{"one input missing", string(mustRead(t, "k8s-7.json")), `{"user_inputs_values":{"ONEAPP_K8S_VERSION":"1.31"}}`, v74, 400, "Verify that every User Input have its corresponding value defined"},
+		{"values not an object", string(mustRead(t, "k8s-7.json")), `{"user_inputs_values":[1]}`, v74, 400, "Wrong User Inputs or User Inputs Values format"},
+		{"template_contents null", `{"name":"x","roles":[` + role7 + `,"template_contents":null}]}`, "", v74, 400, "Error validating template_contents object for therole a. The object must be a valid hash."},
+		{"network default without an id field", `{"name":"x","networks":{"N":"M|network|net||"},"roles":[]}`, "", v74, 400, "Wrong networks format"},
+		{"a network without a value", `{"name":"x","networks":{"N":"M|network|net||id:0","P":"M|network|p||id:1"},"roles":[]}`, `{"networks_values":[{"N":{"id":"3"}}]}`, v74, 400, "Every network key must have its value defined at networks_value"},
+		{"networks_values entries must be objects", `{"name":"x","networks":{"N":"M|network|net||id:0"},"roles":[]}`, `{"networks_values":["N"]}`, v74, 400, "Wrong networks_values format"},
+		{"merge not json", `{"name":"x","roles":[]}`, `{"roles":`, v74, 500, `{"message":"Internal server error","reason":"unexpected end of input at line 1 column 10"}`},
+		{"a value holding its own $KEY doubles the text per occurrence", `{"name":"x","roles":[{"name":"a","vm_template":1,"vm_template_contents":"` + strings.Repeat("$A ", 30) + `"}]}`,
+			`{"custom_attrs_values":{"A":"$A$A"}}`, v610, 500, `{"message":"Internal server error","reason":"failed to allocate memory"}`},
+		{"role inputs but no merge roles", `{"name":"x","roles":[` + role7 + `,"user_inputs":{"A":"M|text|a"}}]}`, `{}`, v74, 400, "The Service template specifies user inputs for the role a but no values have been found"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := parseService([]byte(c.tmpl), []byte(c.merge), c.v)
-			if err == nil || !strings.Contains(err.Error(), c.err) {
-				t.Errorf("parseService error = %v, want it to mention %q", err, c.err)
+			var fe *FlowError
+			if !errors.As(err, &fe) {
+				t.Fatalf("parseService error = %v, want a FlowError", err)
+			}
+			if fe.Status != c.status || !strings.HasPrefix(fe.Message, c.msg) {
+				t.Errorf("got %d %q\nwant %d %q...", fe.Status, fe.Message, c.status, c.msg)
+			}
+			if !errors.Is(err, ErrBadTemplate) && !errors.Is(err, ErrMissingInputs) {
+				t.Errorf("%v is neither ErrBadTemplate nor ErrMissingInputs", err)
 			}
 		})
 	}
 }
 
-func mustRead(t *testing.T, name string) []byte { return readFile(t, name) }
+func TestParseServiceNotSimulated(t *testing.T) {
+	t.Parallel()
+	_, err := parseService([]byte(`{"name":"x","roles":[{"name":"a","type":"vr","template_id":1}]}`), nil, version{7, 4})
+	var fe *FlowError
+	if !errors.Is(err, ErrBadTemplate) || errors.As(err, &fe) || !strings.Contains(err.Error(), "not simulated") {
+		t.Errorf("a vr role: %v, want a plain ErrBadTemplate saying it is not simulated", err)
+	}
+}
 
 func TestParseServiceMerge(t *testing.T) {
 	t.Parallel()
@@ -48,11 +82,12 @@ func TestParseServiceMerge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.name != "k8s-1" || !s.straight || !s.gate || s.networks["Private"] != "7" {
+	if s.name != "k8s-1" || !s.straight || !s.gate || s.networks["Private"].id != "7" {
 		t.Errorf("service: %+v", s)
 	}
 	w := s.roles[1]
-	if w.cardinality != 3 || w.parents[0] != "master" || w.inputs["ONEAPP_K8S_VERSION"] != "1.31" || w.cooldown != 0 {
+	if w.cardinality != 3 || w.parents[0] != "master" || w.cooldown != 0 || !strings.Contains(w.text, `ONEAPP_K8S_VERSION = "1.31"`) ||
+		!strings.Contains(w.text, `NETWORK_ID = "7"`) {
 		t.Errorf("worker: %+v", w)
 	}
 	// Cardinality default moved from 1 to 0 in 6.10; strings are Integer()-ed.
@@ -60,7 +95,8 @@ func TestParseServiceMerge(t *testing.T) {
 		v    version
 		card string
 		want int
-	}{{version{6, 8}, "", 1}, {version{6, 10}, "", 0}, {version{7, 4}, `,"cardinality":" 3 "`, 3}, {version{7, 4}, `,"cardinality":2.7`, 2}} {
+	}{{version{6, 8}, "", 1}, {version{6, 10}, "", 0}, {version{6, 10}, `,"cardinality":null`, 0},
+		{version{7, 4}, `,"cardinality":" 3 "`, 3}, {version{7, 4}, `,"cardinality":2.7`, 2}, {version{7, 4}, `,"cardinality":"0x2"`, 2}} {
 		doc := `{"name":"x","roles":[{"name":"a","vm_template":1` + c.card + `}]}`
 		s, err := parseService([]byte(doc), nil, c.v)
 		if err != nil || s.roles[0].cardinality != c.want {
@@ -72,47 +108,54 @@ func TestParseServiceMerge(t *testing.T) {
 	}
 }
 
-func TestInputDefaults(t *testing.T) {
+func TestKernelInteger(t *testing.T) {
 	t.Parallel()
-	d, err := InputDefaults(mustRead(t, "k8s-7.json"))
-	if err != nil || d["ONEAPP_K8S_VERSION"] != "1.31" || d["ONEAPP_K8S_POD_CIDR"] != "10.244.0.0/16" {
-		t.Errorf("InputDefaults = %v, %v", d, err)
+	for _, c := range []struct {
+		in   any
+		want int
+		bad  bool
+	}{
+		{"3", 3, false}, {" 3 ", 3, false}, {"0x1A", 26, false}, {"017", 15, false}, {"0b11", 3, false},
+		{"3_000", 3000, false}, {"08", 0, true}, {"3__0", 0, true}, {"", 0, true}, {"x", 0, true},
+	} {
+		got, err := kernelInteger(c.in)
+		if (err != nil) != c.bad || got != c.want {
+			t.Errorf("Integer(%q) = %d, %v", c.in, got, err)
+		}
 	}
 }
 
-func TestContextReplacedBy6xContextVector(t *testing.T) {
-	h := newHarness(t, Options{Version: "6.10"})
-	h.instantiate(`{"name":"x","roles":[
-	  {"name":"a","vm_template":1,"cardinality":1,"vm_template_contents":"CONTEXT=[FOO=\"1\"]"},
-	  {"name":"b","vm_template":1,"cardinality":1,"vm_template_contents":"CONTEXT=[FOO=\"1\"]\nAPPEND=\"CONTEXT\""}]}`, "")
-	a, b := h.sim.Context(100), h.sim.Context(101)
-	if a["FOO"] != "1" || a["TOKEN"] != "" || a["ONEGATE_ENDPOINT"] != "" {
-		t.Errorf("6.x CONTEXT without APPEND should replace the base one: %v", a)
+func TestUpgradeTemplateContents(t *testing.T) {
+	t.Parallel()
+	got := upgradeTemplateContents("NIC = [ NAME = \"NIC0\",\n NETWORK_ID = \"$Private\" ]\nA = \"x,y\"\nB=1\nB=2\nno equals\nE = []\nCONTEXT=[T=\"YES\"]\n")
+	want := map[string]string{
+		"NIC": `[{"NAME":"NIC0","NETWORK_ID":"$Private"}]`, "A": `"x,y"`, "B": `["1","2"]`, "E": `[{}]`,
+		"CONTEXT": `[{"T":"YES"}]`,
 	}
-	if b["FOO"] != "1" || b["TOKEN"] != "YES" || b["ONEGATE_ENDPOINT"] == "" {
-		t.Errorf("6.x CONTEXT with APPEND should merge: %v", b)
+	if len(got) != len(want) {
+		t.Errorf("keys: %v", got)
+	}
+	for k, w := range want {
+		if b, _ := marshal(got[k]); string(b) != w {
+			t.Errorf("%s = %s, want %s", k, b, w)
+		}
 	}
 }
 
-func TestStartServesLoopback(t *testing.T) {
-	s := New(Options{Dir: t.TempDir()})
-	defer s.Close()
-	if _, err := s.Instantiate([]byte(simpleTemplate("none", false, 1, 0, "")), nil); !errors.Is(err, ErrNoEndpoint) {
-		t.Errorf("Instantiate before Start: %v", err)
+func TestToRaw(t *testing.T) {
+	t.Parallel()
+	got := toRaw(map[string]any{
+		"NIC":     []any{map[string]any{"NAME": "NIC0", "NETWORK_ID": nil}},
+		"CONTEXT": map[string]any{"A": `say "hi"`},
+		"E":       map[string]any{},
+		"N":       3,
+	})
+	want := "CONTEXT = [\nA = \"say \\\"hi\\\"\"\n]\nE = [\n\n]\nN = \"3\"\nNIC = [\nNAME = \"NIC0\",\nNETWORK_ID = \"\"\n]\n"
+	if got != want {
+		t.Errorf("toRaw:\n%s\nwant:\n%s", got, want)
 	}
-	url, err := s.Start()
-	if err != nil || !strings.HasPrefix(url, "http://127.0.0.1:") {
-		t.Fatalf("Start = %q, %v", url, err)
-	}
-	if _, err := s.Instantiate([]byte(simpleTemplate("none", false, 1, 0, "")), nil); err != nil {
-		t.Fatal(err)
-	}
-	if got := s.Context(100)["ONEGATE_ENDPOINT"]; got != url {
-		t.Errorf("ONEGATE_ENDPOINT = %q, want %q", got, url)
-	}
-	old := New(Options{Version: "4.0"})
-	defer old.Close()
-	if _, err := old.Start(); err == nil {
-		t.Error("version 4.0 accepted")
+	attrs, err := parseTemplate(got)
+	if err != nil || len(attrs) != 4 || attrs[3].vector["NETWORK_ID"] != "" {
+		t.Errorf("oned parses it as %+v, %v", attrs, err)
 	}
 }

@@ -22,23 +22,28 @@ type Sim struct {
 	ownDir bool
 	deny   map[string]bool
 
-	mu         sync.Mutex
-	closed     bool
-	changed    chan struct{}
-	nextVMID   int
-	nextSvcID  int
-	services   map[int]*service
-	vms        map[int]*vm
-	usedIPs    map[netip.Addr]bool
-	endpoint   string
-	events     []Event
-	stats      map[int]*Stats
-	faults     []*faultEntry
-	faultSeq   int
-	timers     []*time.Timer
-	hooks      []func(VMInfo)
-	notifyQ    []VMInfo
-	notifyCond *sync.Cond
+	mu        sync.Mutex
+	closed    bool
+	changed   chan struct{}
+	nextVMID  int
+	nextSvcID int
+	services  map[int]*service
+	vms       map[int]*vm
+	usedIPs   map[netip.Addr]bool
+	endpoint  string
+	events    []Event
+	stats     map[int]*Stats
+	faults    []*faultEntry
+	faultSeq  int
+	timers    []*time.Timer
+	hooks     []func(VMInfo)
+	// shutdownHooks run for each soft terminate (shutdown.go); hookWG
+	// counts those running, which Close waits for.
+	shutdownHooks []func(VMInfo)
+	hookWG        sync.WaitGroup
+	owner         ownerState // owner.go
+	notifyQ       []VMInfo
+	notifyCond    *sync.Cond
 
 	notifierDone chan struct{}
 	srv          *http.Server
@@ -139,6 +144,7 @@ func (s *Sim) Close() error {
 	s.notifyCond.Broadcast()
 	s.mu.Unlock()
 	<-s.notifierDone
+	s.hookWG.Wait()
 	var err error
 	if srv != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -2,7 +2,6 @@ package onegatesim
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 )
 
@@ -312,24 +311,16 @@ func parseVector(l *lexer, fail func(token, ...tokKind) error) (map[string]strin
 	}
 }
 
-// attrName normalises a top-level name as oned's Attribute constructor does:
-// upper case, and "ATT" in front of names that are not valid XML elements.
+// attrName normalises a top-level name as oned's Attribute constructor
+// does (include/Attribute.h): upper case, and "ONE_" in front of a name
+// that is not a valid XML element: one that starts with neither a letter
+// nor '_', or that starts with "XML" as written.
 func attrName(name string) string {
 	up := strings.ToUpper(name)
-	if name != "" && !isAlpha(name[0]) || strings.HasPrefix(name, "XML") {
-		return "ATT" + up
+	if name != "" && !isAlpha(name[0]) && name[0] != '_' || strings.HasPrefix(name, "XML") {
+		return "ONE_" + up
 	}
 	return up
 }
 
 func isAlpha(c byte) bool { return ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') }
-
-// sortedKeys returns m's keys in byte order (std::map order).
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
-}

@@ -15,19 +15,20 @@ var errTrailing = errors.New("unexpected data after the JSON value")
 // update is the server's update helper behind PUT /vm and PUT /vms/:id:
 // data (form or query) else the raw body, type 1 (merge) or anything else
 // (erase), escape_attr, the restricted-attribute check, then oned's
-// one.vm.update with its template parser. Callers hold s.mu.
+// one.vm.update with its template parser. A raw body in a form-typed
+// request is there to read on Rack 2 (up to 6.x, which rewinds after
+// parsing the form) and from 7.2 (which rewinds itself), but 7.0 and 7.1
+// read nothing. Callers hold s.mu.
 func (s *Sim) update(v *vm, r *http.Request, body []byte) reply {
-	ps, form := params(r, body)
+	ps, _ := params(r, body)
 	var data string
 	switch p := ps["data"]; {
 	case p.present && !p.isNil:
 		data = p.value
-	case form && s.v.less(7, 2):
-		// Before 7.2 Rack had consumed a form body and the server read it
-		// again without rewinding: a form without "data" updates nothing.
-		data = ""
-	default:
+	case s.v.updateRewinds():
 		data = string(body)
+	default:
+		data = string(s.routeBody(r, body))
 	}
 	typ := 1
 	if p := ps["type"]; p.present && !p.isNil {
@@ -36,7 +37,7 @@ func (s *Sim) update(v *vm, r *http.Request, body []byte) reply {
 	if s.v.escapes() {
 		esc, err := escapeAttr(data, s.v.escapeEqOnce())
 		if err != nil {
-			return text(http.StatusInternalServerError, msgInternal)
+			return s.raised(r, &rubyExc{"ArgumentError", err.Error()})
 		}
 		data = esc
 		if typ != 1 && !s.v.escapeEqOnce() {
@@ -56,15 +57,17 @@ func (s *Sim) update(v *vm, r *http.Request, body []byte) reply {
 	if typ == 1 {
 		return s.merge(v, data)
 	}
-	return s.erase(v, data)
+	return s.erase(r, v, data)
 }
 
-// merge is one.vm.update in append mode: parse, then every attribute named
-// in the update replaces all of that name. Callers hold s.mu.
+// merge is one.vm.update in append mode (VirtualMachine::append_template,
+// Template::merge): parse, erase every attribute the update names, then set
+// what it carries, except empty vectors: E=[] erases E and adds nothing.
+// Callers hold s.mu.
 func (s *Sim) merge(v *vm, data string) reply {
 	attrs, err := parseTemplate(data)
 	if err != nil {
-		return text(http.StatusInternalServerError, "[one.vm.update] "+err.Error())
+		return s.halt500("[one.vm.update] " + err.Error())
 	}
 	var names []string
 	seen := map[string]bool{}
@@ -75,7 +78,11 @@ func (s *Sim) merge(v *vm, data string) reply {
 			v.user = removeAttr(v.user, a.name)
 		}
 	}
-	v.user = append(v.user, attrs...)
+	for _, a := range attrs {
+		if !a.isVector() || len(a.vector) > 0 {
+			v.user = append(v.user, a)
+		}
+	}
 	s.record(EventVMUpdated, v.svc.id, v.id, v.role.spec.name, "keys="+strings.Join(names, ","))
 	// OneFlow's subscription strips quotes and spaces from the template text
 	// and looks for READY=YES anywhere in it (5.12+).
@@ -92,9 +99,11 @@ var xpathName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]*(/[A-Za-z_][A-Za-z0
 
 // erase is delete_element("USER_TEMPLATE/<name>"): exact, case-sensitive,
 // every match; nothing removed is "attribute not found". Callers hold s.mu.
-func (s *Sim) erase(v *vm, name string) reply {
+func (s *Sim) erase(r *http.Request, v *vm, name string) reply {
 	if !xpathName.MatchString(name) {
-		return text(http.StatusInternalServerError, msgInternal) // an XPath syntax error the server does not catch
+		// Nokogiri's XPath::SyntaxError, which the server does not catch
+		// (libxml2 words the message; this is its usual form).
+		return s.raised(r, &rubyExc{"Nokogiri::XML::XPath::SyntaxError", "ERROR: Invalid expression: USER_TEMPLATE/" + name})
 	}
 	top, sub, nested := strings.Cut(name, "/")
 	found := false
@@ -113,7 +122,7 @@ func (s *Sim) erase(v *vm, name string) reply {
 		}
 	}
 	if !found {
-		return text(http.StatusInternalServerError, "attribute not found")
+		return s.halt500("attribute not found")
 	}
 	if !nested {
 		v.user = removeAttr(v.user, top)

@@ -77,10 +77,20 @@ func (s *Sim) resolveVars(v *vm, text string) string {
 			if key == "" {
 				return v.name
 			}
-		case "UID", "GID":
+		case "UID":
+			return strconv.Itoa(s.owner.id)
+		case "GID":
 			return "0"
-		case "UNAME", "GNAME":
+		case "UNAME":
+			return s.owner.uname()
+		case "GNAME":
 			return "oneadmin"
+		case "USER":
+			// The owner's user template (get_user_attribute).
+			if key != "" {
+				return s.owner.template[key]
+			}
+			return ""
 		case "NIC":
 			switch key {
 			case "IP":

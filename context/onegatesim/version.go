@@ -68,5 +68,18 @@ func (v version) defaultCardinality() int {
 	return 0
 }
 
+// rack3: 7.0 moved OneGate to Sinatra 4 on Rack 3, whose params parser
+// reads a form-typed body (urlencoded, or a POST without Content-Type) and,
+// unlike Rack 2, does not rewind it: a route that then reads request.body
+// gets "". The scale and action routes never rewind (up to 7.4 and master).
+func (v version) rack3() bool { return v.atLeast(7, 0) }
+
+// updateRewinds: 7.2 made the update helper rewind before reading a raw
+// body (one#7239, commit e2c12314).
+func (v version) updateRewinds() bool { return v.atLeast(7, 2) }
+
+// errorHandler500: 7.2 added the server's "error 500" block (one#7251).
+func (v version) errorHandler500() bool { return v.atLeast(7, 2) }
+
 // flow7 reports whether OneFlow speaks the 7.x template keys natively.
 func (v version) flow7() bool { return v.atLeast(7, 0) }

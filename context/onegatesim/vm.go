@@ -31,6 +31,17 @@ type vm struct {
 	// contained READY=YES (OneFlow's one.vm.update subscription).
 	readyEvent bool
 	readySeen  bool // the vm-ready event was recorded
+	// lcm is LCM_STATE: 0 (zero value) reads as RUNNING; SHUTDOWN while a
+	// soft terminate runs (shutdown.go).
+	lcm int
+}
+
+// lcmState is the VM's LCM_STATE as OneGate shows it.
+func (v *vm) lcmState() int {
+	if v.lcm == 0 {
+		return lcmRunning
+	}
+	return v.lcm
 }
 
 // VMInfo describes a simulated VM to tests.
@@ -63,58 +74,67 @@ var systemAttrs = map[string]bool{
 	"TOPOLOGY": true, "NUMA_NODE": true, "SPICE_OPTIONS": true, "VIDEO": true, "APPEND": true,
 }
 
-// createVM instantiates one VM of the role: the template OneFlow would send
-// (base CONTEXT + role contents + inputs + SERVICE_ID/ROLE_NAME), the
-// variables oned would resolve, and the context files. Callers hold s.mu.
+// createVM instantiates one VM of the role: the extra template OneFlow
+// sends (${role.xpath} evaluated, then parsed by oned), the variables oned
+// resolves, and the context files. Callers hold s.mu.
 func (s *Sim) createVM(svc *service, r *role) (*vm, error) {
 	root, err := s.dir()
 	if err != nil {
 		return nil, err
 	}
-	lease, err := s.lease()
-	if err != nil {
-		return nil, err
-	}
-	token, err := newToken()
-	if err != nil {
-		delete(s.usedIPs, lease.ip)
-		return nil, err
-	}
 	v := &vm{
-		id: s.nextVMID, svc: svc, role: r, token: token, nic: lease,
+		id: s.nextVMID, svc: svc, role: r,
 		netName: s.o.NetworkName, netID: "0", stime: s.o.Clock(),
 	}
 	v.name = fmt.Sprintf("%s_%d_(service_%d)", r.spec.name, r.lastNumber, svc.id)
-	s.buildTemplate(v)
+	// oned refuses the VM before it leases anything.
+	if err := s.buildTemplate(v); err != nil {
+		return nil, err
+	}
+	if v.nic, err = s.lease(); err != nil {
+		return nil, err
+	}
+	if v.token, err = newToken(); err != nil {
+		delete(s.usedIPs, v.nic.ip)
+		return nil, err
+	}
+	s.finishContext(v)
 	v.dir = filepath.Join(root, "vm-"+strconv.Itoa(v.id))
 	tok := ""
 	if strings.EqualFold(v.context["TOKEN"], "YES") {
-		tok = token
+		tok = v.token
 	}
 	if v.file, err = writeContextDir(v.dir, v.context, tok); err != nil {
-		delete(s.usedIPs, lease.ip)
+		delete(s.usedIPs, v.nic.ip)
 		return nil, err
 	}
 	s.nextVMID++
 	r.lastNumber++
 	s.vms[v.id] = v
-	s.record(EventVMCreated, svc.id, v.id, r.spec.name, fmt.Sprintf("name=%s ip=%s", v.name, lease.ip))
+	s.record(EventVMCreated, svc.id, v.id, r.spec.name, fmt.Sprintf("name=%s ip=%s", v.name, v.nic.ip))
 	return v, nil
 }
 
-func (s *Sim) buildTemplate(v *vm) {
+// buildTemplate turns the role's extra template into the VM's USER_TEMPLATE,
+// TEMPLATE and CONTEXT. 7.x deep-merges CONTEXT into the template's (unless
+// it is not a hash); 6.x's shallow merge replaces it unless APPEND names it.
+// An extra template oned cannot parse, or a NIC without a network, fails the
+// instantiation. Callers hold s.mu.
+func (s *Sim) buildTemplate(v *vm) error {
 	rs := v.role.spec
+	attrs, err := parseTemplate(s.resolveParentRefs(v, rs.text))
+	if err != nil {
+		return fmt.Errorf("[one.template.instantiate] %w", err)
+	}
 	ctx := map[string]string{}
 	for k, val := range s.o.BaseContext {
 		ctx[strings.ToUpper(k)] = val
 	}
-	replaceContext := rs.legacy && !appendsContext(rs.contents)
+	replaceContext := rs.replaceContext || (rs.legacy && !appendsContext(attrs))
 	firstNIC := true
-	for _, a := range rs.contents {
+	for _, a := range attrs {
 		switch {
 		case a.name == "CONTEXT" && a.isVector():
-			// 7.x deep-merges CONTEXT; 6.x's shallow merge replaces it
-			// unless APPEND names it.
 			if replaceContext {
 				ctx = map[string]string{}
 				replaceContext = false
@@ -123,6 +143,9 @@ func (s *Sim) buildTemplate(v *vm) {
 				ctx[k] = val
 			}
 		case a.name == "NIC" && a.isVector():
+			if err := checkNIC(a.vector); err != nil {
+				return err
+			}
 			if firstNIC {
 				s.nicNetwork(v, a.vector)
 				firstNIC = false
@@ -138,23 +161,33 @@ func (s *Sim) buildTemplate(v *vm) {
 			}
 		}
 	}
-	if !rs.legacy {
-		// 7.x fill_template: every input becomes an attribute and CONTEXT[K]="$K".
-		for _, k := range sortedKeys(rs.inputs) {
-			v.user = setAttr(v.user, attr{name: attrName(k), value: rs.inputs[k]})
-			ctx[attrName(k)] = "$" + attrName(k)
-		}
-	}
 	v.user = setAttr(v.user, attr{name: "SERVICE_ID", value: strconv.Itoa(v.svc.id)})
 	v.user = setAttr(v.user, attr{name: "ROLE_NAME", value: rs.name})
+	v.context = ctx
+	return nil
+}
 
-	for i, a := range v.user {
-		if !a.isVector() {
-			v.user[i].value = s.resolveParentRefs(v, a.value)
-		}
+// checkNIC is oned refusing a NIC whose network it cannot find: 7.x leaves
+// NETWORK_ID null (written "") when a service network resolved to no ID,
+// and an unresolved "$Name" is no ID either. (oned's own message differs.)
+func checkNIC(nic map[string]string) error {
+	id, hasID := nic["NETWORK_ID"]
+	if !hasID && nic["NETWORK"] != "" {
+		return nil
 	}
+	if n, err := strconv.Atoi(strings.TrimSpace(id)); err == nil && n >= 0 {
+		return nil
+	}
+	return fmt.Errorf("[one.template.instantiate] cannot get IP/MAC lease: NIC NETWORK_ID %q is not a virtual network ID", id)
+}
+
+// finishContext resolves the CONTEXT's variables and adds what oned adds:
+// the NIC's ETH0_* with NETWORK=YES, the OneGate endpoint and VMID with
+// TOKEN=YES. Callers hold s.mu.
+func (s *Sim) finishContext(v *vm) {
+	ctx := v.context
 	for k, val := range ctx {
-		ctx[k] = s.resolveVars(v, s.resolveParentRefs(v, val))
+		ctx[k] = s.resolveVars(v, val)
 	}
 	if strings.EqualFold(ctx["NETWORK"], "YES") {
 		ctx["ETH0_IP"] = v.nic.ip.String()
@@ -170,22 +203,15 @@ func (s *Sim) buildTemplate(v *vm) {
 	}
 	ctx["DISK_ID"] = "1"
 	ctx["TARGET"] = "hda"
-	v.context = ctx
 }
 
 // nicNetwork names the VM's network after the service network its NIC
-// points to ("$Private" in 7.x; 6.x has already replaced it by the ID).
+// points to (by the ID OneFlow resolved), or the NIC's own NETWORK.
 func (s *Sim) nicNetwork(v *vm, nic map[string]string) {
 	id := nic["NETWORK_ID"]
-	if name, ok := strings.CutPrefix(id, "$"); ok {
-		if nid, ok := v.svc.spec.networks[name]; ok {
-			v.netName, v.netID = name, nid
-		}
-		return
-	}
-	for name, nid := range v.svc.spec.networks {
-		if nid == id && id != "" {
-			v.netName, v.netID = name, nid
+	for _, name := range sortedKeys(v.svc.spec.networks) {
+		if ref := v.svc.spec.networks[name]; !ref.null && ref.id == id {
+			v.netName, v.netID = name, id
 		}
 	}
 	if n := nic["NETWORK"]; n != "" {

@@ -1,0 +1,78 @@
+package onegatesim
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/OpenNebula/one/src/oca/go/src/goca"
+	"github.com/OpenNebula/one/src/oca/go/src/goca/parameters"
+)
+
+// The oned facade serves the same VMs as OneGate: a merge through
+// one.vm.update is what GET /vm shows; updateconf resolves $UNAME and
+// $USER[...] from the owner, whose template one.user.update changed;
+// only the configured credentials get in.
+func TestOnedFacade(t *testing.T) {
+	h := newHarness(t, Options{})
+	h.sim.SetOwner(5, "alice", map[string]string{"SSH_PUBLIC_KEY": "ssh-ed25519 AAAA"})
+	h.instantiate(`{"name":"svc","deployment":"none","roles":[{"name":"master","type":"vm","template_id":1,"cardinality":1,
+	  "template_contents":{"CONTEXT":{"WHO":"$UNAME","KEY":"$USER[SSH_PUBLIC_KEY]"}}}]}`, "")
+	srv := httptest.NewServer(h.sim.OnedHandler("alice", "pw"))
+	defer srv.Close()
+	ctrl := goca.NewController(goca.NewClient(goca.NewConfig("alice", "pw", srv.URL), nil))
+	ctx := context.Background()
+
+	v, err := ctrl.VM(100).InfoContext(ctx, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if who, _ := v.Template.GetStrFromVec("CONTEXT", "WHO"); who != "alice" {
+		t.Errorf("$UNAME resolved to %q", who)
+	}
+	if key, _ := v.Template.GetStrFromVec("CONTEXT", "KEY"); key != "ssh-ed25519 AAAA" {
+		t.Errorf("$USER[SSH_PUBLIC_KEY] resolved to %q", key)
+	}
+	if err := ctrl.VM(100).UpdateContext(ctx, `K_1 = "a=b c"`, parameters.Merge); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.do(req{method: "GET", path: "/vm", vm: 100}); !strings.Contains(got.body, `"K_1":"a=b c"`) {
+		t.Errorf("GET /vm after one.vm.update: %s", got.body)
+	}
+	if err := ctrl.VM(100).UpdateContext(ctx, `K_1 = "x"`, parameters.Replace); err == nil {
+		t.Error("a replace was accepted")
+	}
+	if err := ctrl.User(5).UpdateContext(ctx, `ONEKUBE_AGE_RECIPIENT = "age1xyz"`, parameters.Merge); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := goca.NewClient(goca.NewConfig("alice", "pw", srv.URL), nil).CallContext(ctx, "one.vm.updateconf", 100,
+		`CONTEXT = [ USERS = "$UNAME:$USER[ONEKUBE_AGE_RECIPIENT]" ]`, 1); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.sim.Context(100)["USERS"]; got != "alice:age1xyz" {
+		t.Errorf("after updateconf: USERS=%q", got)
+	}
+	if got := h.sim.Context(100)["WHO"]; got != "alice" {
+		t.Errorf("append mode dropped another key: WHO=%q", got)
+	}
+	bad := goca.NewController(goca.NewClient(goca.NewConfig("alice", "nope", srv.URL), nil))
+	if _, err := bad.VM(100).InfoContext(ctx, false); err == nil || !strings.Contains(err.Error(), "authenticated") {
+		t.Errorf("wrong password: %v", err)
+	}
+
+	flow := httptest.NewServer(h.sim.OneFlowHandler("alice", "pw"))
+	defer flow.Close()
+	r, _ := http.NewRequest(http.MethodGet, flow.URL+"/service/1", nil)
+	r.SetBasicAuth("alice", "pw")
+	res, err := http.DefaultClient.Do(r)
+	if err != nil || res.StatusCode != 200 {
+		t.Fatalf("GET /service/1: %v %v", res, err)
+	}
+	res.Body.Close()
+	r.SetBasicAuth("alice", "nope")
+	if res, err := http.DefaultClient.Do(r); err != nil || res.StatusCode != 401 {
+		t.Errorf("wrong password: %v %v", res, err)
+	}
+}
