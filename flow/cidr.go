@@ -3,6 +3,8 @@ package flow
 import (
 	"fmt"
 	"net/netip"
+
+	vmcontext "github.com/onekube/onekube/context"
 )
 
 // namedPrefix is a CIDR with the path it came from, for overlap messages.
@@ -36,22 +38,20 @@ func checkOverlaps(ps *problems, prefixes []namedPrefix) {
 	}
 }
 
-// checkAddress reports an API server address (IP or CIDR) that falls in the
-// pod or service range; a network name is left to the agent.
+// checkAddress checks ONEAPP_K8S_ADDRESS (parseAddressInput) and, for a
+// CIDR, that the nodes' range does not overlap the pod or service range.
 func checkAddress(ps *problems, path, addr string, ranges []namedPrefix) {
-	if ip, err := netip.ParseAddr(addr); err == nil {
-		for _, r := range ranges {
-			if r.prefix.Contains(ip) {
-				ps.errorf(path, "API server address %s is inside the %s %s", ip, r.what, r.prefix)
-			}
-		}
+	kind, p, err := parseAddressInput(addr)
+	if err != nil {
+		ps.errorf(path, "%s: %v", vmcontext.KeyAddress, err)
 		return
 	}
-	if p, err := netip.ParsePrefix(addr); err == nil {
-		for _, r := range ranges {
-			if r.prefix.Overlaps(p.Masked()) {
-				ps.errorf(path, "API server address range %s overlaps the %s %s", p, r.what, r.prefix)
-			}
+	if kind != addressCIDR {
+		return
+	}
+	for _, r := range ranges {
+		if r.prefix.Overlaps(p) {
+			ps.errorf(path, "%s: the nodes' range %s overlaps the %s %s", vmcontext.KeyAddress, p, r.what, r.prefix)
 		}
 	}
 }

@@ -72,6 +72,17 @@ func service7(s Spec) ServiceTemplate7 {
 	st := ServiceTemplate7{ServiceHeader: serviceHeader(s), UserInputs: inputMap(s)}
 	for _, name := range []string{RoleMaster, RoleWorker} {
 		r, _ := s.Role(name)
+		// The server deep-merges CONTEXT and adds the user inputs
+		// itself; these are not user inputs.
+		ctx := map[string]string{
+			vmcontext.KeyContract:   strconv.Itoa(vmcontext.ContractVersion),
+			vmcontext.KeyMasterRole: RoleMaster,
+		}
+		if name == RoleMaster {
+			// Here too, so a master made from another VM template
+			// (the marketplace appliance's) still has the list.
+			ctx[vmcontext.KeyKubeconfigUsers] = KubeconfigUsers
+		}
 		st.Roles = append(st.Roles, Role7{
 			Name:               name,
 			Type:               "vm",
@@ -85,16 +96,11 @@ func service7(s Spec) ServiceTemplate7 {
 			ElasticityPolicies: elasticityJSON(r.ElasticityPolicies),
 			ScheduledPolicies:  scheduledJSON(r.ScheduledPolicies),
 			TemplateContents: TemplateContents7{
-				CPU:    formatCPU(r.CPU),
-				VCPU:   strconv.Itoa(r.VCPU),
-				Memory: strconv.Itoa(r.MemoryMB),
-				NIC:    []NIC{roleNIC(s.Network)},
-				// The server deep-merges CONTEXT and adds the user
-				// inputs itself; these two are not user inputs.
-				Context: map[string]string{
-					vmcontext.KeyContract:   strconv.Itoa(vmcontext.ContractVersion),
-					vmcontext.KeyMasterRole: RoleMaster,
-				},
+				CPU:     formatCPU(r.CPU),
+				VCPU:    strconv.Itoa(r.VCPU),
+				Memory:  strconv.Itoa(r.MemoryMB),
+				NIC:     []NIC{roleNIC(s.Network)},
+				Context: ctx,
 			},
 		})
 	}

@@ -140,10 +140,14 @@ func TestRenderServiceShape(t *testing.T) {
 		t.Errorf("contract missing: %v", m.TemplateContents.Context)
 	}
 	for _, k := range []string{vmcontext.KeyAddress, vmcontext.KeyPort, vmcontext.KeyPodsNetwork, vmcontext.KeyNodeName,
-		vmcontext.KeyServicesNet, vmcontext.KeyVersion, vmcontext.KeyCNI} {
+		vmcontext.KeyServicesNet, vmcontext.KeyCNI} {
 		if _, ok := st7.UserInputs[k]; !ok {
 			t.Errorf("user input %s missing", k)
 		}
+	}
+	// The image carries one Kubernetes release: no version input.
+	if _, ok := st7.UserInputs[vmcontext.KeyVersion]; ok {
+		t.Errorf("user input %s rendered", vmcontext.KeyVersion)
 	}
 	if got := st7.UserInputs[vmcontext.KeyPort]; !strings.HasSuffix(got, "|6443") {
 		t.Errorf("port input %q", got)
@@ -188,7 +192,7 @@ func TestRenderNetworkID(t *testing.T) {
 		len(st.NetworksValues) != 1 || st.NetworksValues[0]["Private"].ID != "0" {
 		t.Errorf("networks %v values %v", st.Networks, st.NetworksValues)
 	}
-	if ps := Validate(doc, ValidateOptions{}); len(ps) != 2 { // the two unset template IDs
+	if ps := Validate(doc, ValidateOptions{}); len(ps) != 3 { // the two unset template IDs, 1 master
 		t.Errorf("problems: %v", ps)
 	}
 }

@@ -42,17 +42,23 @@ type Metadata struct {
 
 // Kubernetes holds the defaults of the ONEAPP_K8S_* user inputs.
 type Kubernetes struct {
-	// Version is the Kubernetes version; empty means the version of the
-	// kubeadm installed in the image (the agent resolves it).
+	// Version is refused when set: the image carries one Kubernetes
+	// release and its build picks it. The field stays so that an older
+	// spec gets that reason rather than "unknown field".
 	Version         string `json:"version,omitempty"`
 	Port            int    `json:"port,omitempty"`
 	PodsNetwork     string `json:"podsNetwork,omitempty"`
 	ServicesNetwork string `json:"servicesNetwork,omitempty"`
 	CNI             string `json:"cni,omitempty"`
-	// Address is the API server advertise address: IP, CIDR or network
-	// name; empty means the VM's first NIC.
+	// Address selects each VM's NIC for Kubernetes traffic (advertise
+	// address, node IP): a CIDR or a virtual network name; empty means the
+	// first NIC. A bare IP is refused: it cannot be every VM's.
 	Address  string `json:"address,omitempty"`
 	TokenTTL string `json:"tokenTTL,omitempty"`
+	// ControlPlaneEndpoint is ONEAPP_K8S_CONTROL_PLANE_EP's default:
+	// host[:port] of a VIP or load balancer the user runs in front of the
+	// masters; empty gives every node a local balancer (architecture §3).
+	ControlPlaneEndpoint string `json:"controlPlaneEndpoint,omitempty"`
 	// TaintedMaster keeps the control-plane taint; unset means "yes when
 	// there are workers", so a master-only cluster can run workloads.
 	TaintedMaster *bool `json:"taintedMaster,omitempty"`

@@ -5,14 +5,12 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"time"
 
 	vmcontext "github.com/onekube/onekube/context"
 )
 
 var (
-	k8sVersion = regexp.MustCompile(`^v?[0-9]+\.[0-9]+\.[0-9]+$`)
-	roleWord   = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
+	roleWord = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
 )
 
 var (
@@ -28,13 +26,29 @@ func CheckSpec(s Spec) []Problem {
 	var ps problems
 	if strings.TrimSpace(s.Metadata.Name) == "" {
 		ps.errorf("metadata.name", "the cluster needs a name")
+	} else if err := checkObjectName(s.Metadata.Name); err != nil {
+		ps.errorf("metadata.name", "%q: %v", s.Metadata.Name, err)
+	} else {
+		for _, role := range []string{RoleMaster, RoleWorker} {
+			path := role + ".templateName"
+			if r, _ := s.Role(role); r.TemplateName == "" {
+				path = "metadata.name"
+			}
+			if name := s.TemplateName(role); checkObjectName(name) != nil {
+				ps.errorf(path, "the %s VM template name %q: %v", role, name, checkObjectName(name))
+			}
+		}
 	}
+	checkLimits(&ps, s)
 	checkKubernetes(&ps, s)
 	checkNetwork(&ps, s.Network)
 	checkRole(&ps, RoleMaster, s.Master)
 	checkRole(&ps, RoleWorker, s.Worker)
-	if n := s.Master.count(); n%2 == 0 {
-		ps.errorf("master.count", "%d masters: etcd needs an odd number of members for quorum (1, 3 or 5)", n)
+	checkMasterCount(&ps, "master.count", s.Master.count())
+	if ep := s.Kubernetes.ControlPlaneEndpoint; ep != "" {
+		if _, err := vmcontext.ParseControlPlaneEndpoint(ep, s.Kubernetes.Port); err != nil {
+			ps.errorf("kubernetes.controlPlaneEndpoint", "%s: %v", vmcontext.KeyControlPlaneEP, err)
+		}
 	}
 	checkSpecInputs(&ps, s)
 	if !slices.Contains(deployments, s.Service.Deployment) {
@@ -51,8 +65,8 @@ func CheckSpec(s Spec) []Problem {
 
 func checkKubernetes(ps *problems, s Spec) {
 	k := s.Kubernetes
-	if k.Version != "" && !k8sVersion.MatchString(k.Version) {
-		ps.errorf("kubernetes.version", "%q: want MAJOR.MINOR.PATCH, e.g. v1.36.3 (kubeadm reads a bare MAJOR.MINOR as a release label to look up online, which fails offline)", k.Version)
+	if k.Version != "" {
+		ps.errorf("kubernetes.version", "%q: the appliance image carries one Kubernetes release (its kubeadm, kubelet and preloaded images), picked when the image is built; remove this field", k.Version)
 	}
 	if k.Port < 1 || k.Port > 65535 {
 		ps.errorf("kubernetes.port", "%d is not a TCP port", k.Port)
@@ -60,8 +74,8 @@ func checkKubernetes(ps *problems, s Spec) {
 	if !slices.Contains(vmcontext.CNIPlugins, k.CNI) {
 		ps.errorf("kubernetes.cni", "%q: want one of %s", k.CNI, strings.Join(vmcontext.CNIPlugins, ", "))
 	}
-	if d, err := time.ParseDuration(k.TokenTTL); err != nil || d <= 0 {
-		ps.errorf("kubernetes.tokenTTL", "%q: want a positive Go duration, e.g. 24h", k.TokenTTL)
+	if _, err := vmcontext.ParseTokenTTL(k.TokenTTL); err != nil {
+		ps.errorf("kubernetes.tokenTTL", "%v", err)
 	}
 	var ranges []namedPrefix
 	for _, c := range []struct{ path, what, cidr string }{

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"reflect"
 	"slices"
 	"strings"
 
+	yaml2 "go.yaml.in/yaml/v2"
 	"sigs.k8s.io/yaml"
 )
 
@@ -17,8 +19,14 @@ import (
 // every apiVersion; older versions will be upgraded here. Defaults are
 // applied; CheckSpec (and the renderers) judge the values.
 func ParseSpec(data []byte) (Spec, error) {
+	if len(data) > MaxSpecSize {
+		return Spec{}, fmt.Errorf("%w: %d bytes: a spec file has at most %d", ErrSpec, len(data), MaxSpecSize)
+	}
 	js, err := yaml.YAMLToJSONStrict(data)
 	if err != nil {
+		return Spec{}, fmt.Errorf("%w: %v", ErrSpec, err)
+	}
+	if err := singleDocument(data); err != nil {
 		return Spec{}, fmt.Errorf("%w: %v", ErrSpec, err)
 	}
 	var raw any
@@ -57,6 +65,25 @@ func ParseSpec(data []byte) (Spec, error) {
 	}
 	applyDefaults(&s)
 	return s, nil
+}
+
+// singleDocument refuses a YAML stream with more than one document: the
+// YAML reader above reads only the first and would silently drop the rest.
+// Empty documents after the first (a trailing ---) are fine.
+func singleDocument(data []byte) error {
+	dec := yaml2.NewDecoder(bytes.NewReader(data))
+	for n := 1; ; n++ {
+		var v any
+		err := dec.Decode(&v)
+		switch {
+		case errors.Is(err, io.EOF):
+			return nil
+		case err != nil:
+			return fmt.Errorf("YAML document %d: %v", n, err)
+		case n > 1 && v != nil:
+			return fmt.Errorf("the file holds more than one YAML document (document %d starts after a ---): one cluster spec per file", n)
+		}
+	}
 }
 
 // unknownFields walks a decoded JSON value against the Go type it will be

@@ -2,6 +2,8 @@ package flow
 
 import (
 	"errors"
+	"fmt"
+	"math"
 	"strings"
 	"testing"
 )
@@ -40,6 +42,12 @@ func TestParseSpec(t *testing.T) {
 		{name: "duplicate key", doc: head + "worker:\n  count: 1\n  count: 2\n", wantErr: `key "count" already set`},
 		{name: "wrong type", doc: head + "worker:\n  count: many\n", wantErr: "worker.count: got string, want an integer"},
 		{name: "bad yaml", doc: head + "worker: [\n", wantErr: "invalid cluster spec"},
+		{name: "two documents", doc: head + "---\n" + head, wantErr: "the file holds more than one YAML document (document 2 starts after a ---): one cluster spec per file"},
+		{name: "empty first document", doc: "---\n---\n" + head, wantErr: "more than one YAML document"},
+		{name: "trailing separator", doc: "---\n" + head + "---\n# nothing\n", check: func(*testing.T, Spec) {}},
+		{name: "end marker", doc: head + "...\n", check: func(*testing.T, Spec) {}},
+		{name: "too big", doc: head + "# " + strings.Repeat("x", MaxSpecSize), wantErr: "bytes: a spec file has at most 1048576"},
+		{name: "count overflows int64", doc: head + "worker:\n  count: 9223372036854775808\n", wantErr: "worker.count"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -97,16 +105,22 @@ func TestCheckSpec(t *testing.T) {
 		{"cpu", func(s *Spec) { s.Worker.CPU = -1 }, "error worker.cpu"},
 		{"small master", func(s *Spec) { s.Master.MemoryMB = 1536 }, "warning master.memoryMB"},
 		{"disk both", func(s *Spec) { s.Worker.Disk.ImageID = ptr(3) }, "error worker.disk: set image or imageID"},
-		{"version", func(s *Spec) { s.Kubernetes.Version = "latest" }, "error kubernetes.version"},
-		{"version ok", func(s *Spec) { s.Kubernetes.Version = "v1.31.2" }, ""},
-		{"version without patch", func(s *Spec) { s.Kubernetes.Version = "1.31" }, "error kubernetes.version"},
+		{"version is the image's", func(s *Spec) { s.Kubernetes.Version = "v1.31.2" }, `error kubernetes.version: "v1.31.2": the appliance image carries one Kubernetes release`},
 		{"port", func(s *Spec) { s.Kubernetes.Port = 70000 }, "error kubernetes.port"},
 		{"cni", func(s *Spec) { s.Kubernetes.CNI = "weave" }, "error kubernetes.cni"},
 		{"ttl", func(s *Spec) { s.Kubernetes.TokenTTL = "1 day" }, "error kubernetes.tokenTTL"},
 		{"pods cidr", func(s *Spec) { s.Kubernetes.PodsNetwork = "10.244.0.0" }, "error kubernetes.podsNetwork"},
 		{"overlap", func(s *Spec) { s.Kubernetes.ServicesNetwork = "10.244.0.0/24" }, "error kubernetes.servicesNetwork: service network 10.244.0.0/24 overlaps pod network"},
 		{"node overlap", func(s *Spec) { s.Network.CIDR = "10.96.0.0/24" }, "error network.cidr: node network"},
-		{"address", func(s *Spec) { s.Kubernetes.Address = "10.96.0.10" }, "error kubernetes.address"},
+		{"address ip", func(s *Spec) { s.Kubernetes.Address = "192.168.1.10" }, `error kubernetes.address: ONEAPP_K8S_ADDRESS: "192.168.1.10" is one IP address, which cannot be every VM's: give the network as a CIDR, e.g. 192.168.1.0/24`},
+		{"address ipv6", func(s *Spec) { s.Kubernetes.Address = "fd00::5" }, "e.g. fd00::/64"},
+		{"address cidr", func(s *Spec) { s.Kubernetes.Address = "192.168.1.0/24" }, ""},
+		{"address ipv6 cidr", func(s *Spec) { s.Kubernetes.Address = "fd00:1::/64" }, ""},
+		{"address host bits", func(s *Spec) { s.Kubernetes.Address = "192.168.1.7/24" }, "error kubernetes.address: ONEAPP_K8S_ADDRESS: \"192.168.1.7/24\" has host bits set (did you mean 192.168.1.0/24?)"},
+		{"address in services", func(s *Spec) { s.Kubernetes.Address = "10.96.0.0/24" }, "error kubernetes.address: ONEAPP_K8S_ADDRESS: the nodes' range 10.96.0.0/24 overlaps the service network 10.96.0.0/12"},
+		{"address network", func(s *Spec) { s.Kubernetes.Address = "k8s net (vlan 12)" }, ""},
+		{"address bad name", func(s *Spec) { s.Kubernetes.Address = "a|b" }, `error kubernetes.address: ONEAPP_K8S_ADDRESS: "a|b" is neither a CIDR (e.g. 10.0.0.0/24) nor a virtual network name: OpenNebula names cannot contain "|"`},
+		{"address bad cidr", func(s *Spec) { s.Kubernetes.Address = "10.0.0.0/33" }, `error kubernetes.address: ONEAPP_K8S_ADDRESS: "10.0.0.0/33" is neither a CIDR`},
 		{"network name", func(s *Spec) { s.Network.Name = "my-net" }, "error network.name"},
 		{"network id", func(s *Spec) { s.Network.ID = ptr(-2) }, "error network.id"},
 		{"deployment", func(s *Spec) { s.Service.Deployment = "parallel" }, "error service.deployment"},
@@ -181,4 +195,80 @@ func FuzzParseSpec(f *testing.F) {
 			t.Fatalf("vm template: %v", err)
 		}
 	})
+}
+
+// TestSpecLimits: every count and size has an upper bound, reported at its
+// field's path.
+func TestSpecLimits(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name string
+		edit func(*Spec)
+		want string
+	}{
+		{"max int workers", func(s *Spec) { s.Worker.Count = ptr(math.MaxInt64) }, "error worker.count: 9223372036854775807 VMs is above the limit of 5000 VMs"},
+		{"workers at the limit", func(s *Spec) { s.Worker.Count = ptr(MaxNodes - 1) }, ""},
+		{"worker max", func(s *Spec) { s.Worker.Max = ptr(MaxNodes + 1) }, "error worker.max: 5001 VMs is above the limit of 5000 VMs"},
+		{"worker min", func(s *Spec) { s.Worker.Min = ptr(MaxNodes + 1) }, "error worker.min: 5001 VMs is above the limit"},
+		{"nodes in all", func(s *Spec) { s.Worker.Max = ptr(MaxNodes) }, "error worker.max: masters and workers may reach 5001 VMs, above the 5000 nodes Kubernetes supports"},
+		{"masters", func(s *Spec) { s.Master.Count = ptr(9) }, "error master.count: 9 VMs is above the limit of 7 VMs"},
+		{"memory", func(s *Spec) { s.Worker.MemoryMB = 10_000_000_000_000 }, "error worker.memoryMB: 10000000000000 MB is above the limit of 16777216 MB"},
+		{"memory at the limit", func(s *Spec) { s.Worker.MemoryMB = MaxMemoryMB }, ""},
+		{"cpu", func(s *Spec) { s.Master.CPU = 1e300 }, "error master.cpu: 1e+300 is above the limit of 1024"},
+		{"vcpu", func(s *Spec) { s.Master.VCPU = 4096 }, "error master.vcpu: 4096 is above the limit of 1024"},
+		{"disk", func(s *Spec) { s.Worker.Disk.SizeMB = math.MaxInt32 * 16 }, "error worker.disk.sizeMB"},
+		{"template id", func(s *Spec) { s.Worker.TemplateID = ptr(math.MaxInt32 + 1) }, "error worker.templateID: 2147483648 is above the limit of 2147483647"},
+		{"image id", func(s *Spec) { s.Worker.Disk.Image, s.Worker.Disk.ImageID = "", ptr(math.MaxInt32+1) }, "error worker.disk.imageID"},
+		{"network id", func(s *Spec) { s.Network.ID = ptr(math.MaxInt32 + 1) }, "error network.id"},
+		{"cooldown", func(s *Spec) { s.Worker.Cooldown = ptr(MaxSeconds + 1) }, "error worker.cooldown: 604801 s is above the limit of 604800 s"},
+		{"policies", func(s *Spec) {
+			s.Worker.ElasticityPolicies = make([]ElasticityPolicy, MaxPolicies+1)
+			for i := range s.Worker.ElasticityPolicies {
+				s.Worker.ElasticityPolicies[i] = ElasticityPolicy{Type: "CHANGE", Adjust: 1, Expression: "CPU > 80"}
+			}
+		}, "error worker.elasticityPolicies: 33 policies: at most 32"},
+		{"adjust", func(s *Spec) {
+			s.Worker.ElasticityPolicies = []ElasticityPolicy{{Type: "CHANGE", Adjust: -MaxNodes - 1, Expression: "CPU > 80", Period: ptr(MaxSeconds + 1), PeriodNumber: ptr(MaxPeriodNumber + 1)}}
+		}, "error worker.elasticityPolicies[0].adjust: -5001 is beyond ±5000"},
+		{"period", func(s *Spec) {
+			s.Worker.ElasticityPolicies = []ElasticityPolicy{{Type: "CHANGE", Adjust: 1, Expression: "CPU > 80", Period: ptr(MaxSeconds + 1)}}
+		}, "error worker.elasticityPolicies[0].period: 604801 is above the limit of 604800"},
+		{"scheduled step", func(s *Spec) {
+			s.Worker.ScheduledPolicies = []ScheduledPolicy{{Type: "CARDINALITY", Adjust: 3, MinAdjustStep: ptr(MaxNodes + 1), Recurrence: "0 8 * * *"}}
+		}, "error worker.scheduledPolicies[0].minAdjustStep"},
+		{"inputs", func(s *Spec) {
+			for i := range MaxUserInputs + 1 {
+				s.UserInputs = append(s.UserInputs, UserInput{Name: fmt.Sprintf("IN_%d", i), Type: "text"})
+			}
+		}, "error userInputs: 101 inputs: at most 100"},
+		{"input text", func(s *Spec) {
+			s.UserInputs = []UserInput{{Name: "X", Type: "text", Default: strings.Repeat("a", MaxText+1)}}
+		}, "error userInputs[0].default: 1025 characters"},
+		{"description", func(s *Spec) { s.Metadata.Description = strings.Repeat("d", MaxText+1) }, "error metadata.description: 1025 characters"},
+		{"token ttl", func(s *Spec) { s.Kubernetes.TokenTTL = "9000h" }, "error kubernetes.tokenTTL: 9000h0m0s is outside 15m to 24h"},
+		{"token ttl short", func(s *Spec) { s.Kubernetes.TokenTTL = "10m" }, "error kubernetes.tokenTTL: 10m0s is outside 15m to 24h"},
+		{"name chars", func(s *Spec) { s.Metadata.Name = "a/b" }, `error metadata.name: "a/b": OpenNebula names cannot contain "/"`},
+		{"name length", func(s *Spec) { s.Metadata.Name = strings.Repeat("k", 125) }, "error metadata.name: the master VM template name"},
+		{"template name", func(s *Spec) { s.Worker.TemplateName = "w<1>" }, `error worker.templateName: the worker VM template name "w<1>": OpenNebula names cannot contain "<"`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := DefaultSpec()
+			tc.edit(&s)
+			var lines []string
+			for _, p := range CheckSpec(s) {
+				lines = append(lines, p.String())
+			}
+			all := strings.Join(lines, "\n")
+			if tc.want == "" {
+				if HasErrors(CheckSpec(s)) {
+					t.Errorf("unexpected errors:\n%s", all)
+				}
+				return
+			}
+			if !strings.Contains(all, tc.want) {
+				t.Errorf("want %q in:\n%s", tc.want, all)
+			}
+		})
+	}
 }

@@ -74,7 +74,7 @@ func TestUserInputs(t *testing.T) {
 	s := DefaultSpec()
 	s.UserInputs = []UserInput{{Name: "EXTRA", Type: "text"}}
 	in := UserInputs(s)
-	if in[0].Name != "ONEAPP_K8S_VERSION" || in[len(in)-1].Name != "EXTRA" {
+	if in[0].Name != "ONEAPP_K8S_CNI_PLUGIN" || in[len(in)-1].Name != "EXTRA" {
 		t.Errorf("order: %v", in)
 	}
 	for _, u := range in {

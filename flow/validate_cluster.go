@@ -34,8 +34,31 @@ func (c *checker) cluster(root jnode, v OneFlowVersion, opts ValidateOptions) {
 			}
 		}
 	}
-	if s, path := inputValue(root, v, vmcontext.KeyNodeName); s != "" && roleCount(roles) > 1 {
-		c.ps.warnf(path, "node name %q is given to every VM: kubeadm join fails on the second node with the same name", s)
+	if s, path := inputValue(root, v, vmcontext.KeyNodeName); s != "" {
+		if err := checkNodeNamePrefix(s); err != nil {
+			c.ps.errorf(path, "%s: %v", vmcontext.KeyNodeName, err)
+		}
+	}
+	c.versionInput(root, roles, v)
+}
+
+// versionInput warns about ONEAPP_K8S_VERSION in a template rendered before
+// the image fixed the Kubernetes release: the agent still reads it, and
+// fails early when it differs from the image's kubeadm.
+func (c *checker) versionInput(root jnode, roles []roleRef, v OneFlowVersion) {
+	key := inputsKey(v)
+	holders := []jnode{root}
+	for _, r := range roles {
+		holders = append(holders, r.node)
+	}
+	for _, h := range holders {
+		for _, k := range []string{key, key + "_values"} {
+			if in, ok := h.get(k); ok {
+				if val, ok := in.get(vmcontext.KeyVersion); ok {
+					c.ps.warnf(val.path, "%s is no longer an input: the image carries one Kubernetes release, and the agent fails early if this names another; drop it", vmcontext.KeyVersion)
+				}
+			}
+		}
 	}
 }
 
@@ -55,7 +78,7 @@ func (c *checker) inputs(root jnode, roles []roleRef, v OneFlowVersion) {
 			val := mustGet(ins, name)
 			s, isStr := val.str()
 			if !isStr {
-				c.ps.errorf(ins.path+"."+name, "want a user input string (M|type|description|params|default), got %s", typeName(val.v))
+				c.ps.errorf(childPath(ins.path, name), "want a user input string (M|type|description|params|default), got %s", typeName(val.v))
 				continue
 			}
 			_, warns, err := ParseUserInput(name, s)
@@ -90,7 +113,7 @@ func (c *checker) networks(root jnode) map[string]bool {
 	for _, name := range nets.keys() {
 		names[name] = true
 		val := mustGet(nets, name)
-		path := nets.path + "." + name
+		path := childPath(nets.path, name)
 		if !rubyWord.MatchString(name) {
 			c.ps.errorf(path, "network name %q: NICs reference it as $%s, so only letters, digits and _ work", name, name)
 		}

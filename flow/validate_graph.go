@@ -1,7 +1,6 @@
 package flow
 
 import (
-	"slices"
 	"strings"
 
 	vmcontext "github.com/onekube/onekube/context"
@@ -53,7 +52,8 @@ func collectRoles(root jnode) []roleRef {
 // graph checks the parents: they must exist and must not form a cycle; with
 // "straight" a role waits for all its parents to be RUNNING, so a missing or
 // cyclic parent means the role, and every role below it, never deploys and
-// the service stays DEPLOYING forever.
+// the service stays DEPLOYING forever. Linear in roles plus parents, so a
+// hostile document of 20 000 chained roles is checked in milliseconds.
 func (c *checker) graph(root jnode, roles []roleRef) {
 	deployment := "none"
 	if d, ok := root.get("deployment"); ok {
@@ -68,25 +68,24 @@ func (c *checker) graph(root jnode, roles []roleRef) {
 	}
 	anyParents := false
 	broken := make([]bool, len(roles))
+	edges := make([][]int, len(roles))
 	for i, r := range roles {
 		for _, p := range r.parents {
 			anyParents = true
-			if _, ok := index[p.name]; !ok {
-				if straight {
-					c.ps.errorf(p.path, "parent %q is not a role of this service: role %q never deploys", p.name, r.name)
-				} else {
-					c.ps.errorf(p.path, "parent %q is not a role of this service", p.name)
-				}
-				broken[i] = true
+			j, ok := index[p.name]
+			if ok {
+				edges[i] = append(edges[i], j)
+				continue
 			}
-		}
-	}
-	for i, r := range roles {
-		if cyc := cycleFrom(i, roles, index); cyc != nil {
+			if straight {
+				c.ps.errorf(p.path, "parent %q is not a role of this service: role %q never deploys", p.name, r.name)
+			} else {
+				c.ps.errorf(p.path, "parent %q is not a role of this service", p.name)
+			}
 			broken[i] = true
-			c.ps.errorf(r.node.path+".parents", "parents form a cycle (%s): none of these roles ever deploys", strings.Join(cyc, " -> "))
 		}
 	}
+	c.cycles(roles, edges, broken)
 	if !straight {
 		if anyParents && deployment == "none" {
 			c.ps.warnf("$.deployment", `parents are ignored with deployment "none": every role starts at once`)
@@ -94,47 +93,80 @@ func (c *checker) graph(root jnode, roles []roleRef) {
 		return
 	}
 	// Propagate: a role below one that never deploys never deploys either.
-	for changed := true; changed; {
-		changed = false
-		for i, r := range roles {
-			if broken[i] {
-				continue
+	// Breadth-first from the broken roles down to their children; each
+	// newly reached role names its first parent that never deploys.
+	children := make([][]int, len(roles))
+	var queue []int
+	for i := range roles {
+		for _, j := range edges[i] {
+			children[j] = append(children[j], i)
+		}
+		if broken[i] {
+			queue = append(queue, i)
+		}
+	}
+	initially := append([]bool(nil), broken...)
+	for len(queue) > 0 {
+		j := queue[0]
+		queue = queue[1:]
+		for _, i := range children[j] {
+			if !broken[i] {
+				broken[i] = true
+				queue = append(queue, i)
 			}
-			for _, p := range r.parents {
-				if j, ok := index[p.name]; ok && broken[j] {
-					broken[i], changed = true, true
-					c.ps.errorf(p.path, "role %q never deploys: it waits for %q, which never deploys", r.name, p.name)
-					break
-				}
+		}
+	}
+	for i, r := range roles {
+		if !broken[i] || initially[i] {
+			continue
+		}
+		for _, p := range r.parents {
+			if j, ok := index[p.name]; ok && broken[j] {
+				c.ps.errorf(p.path, "role %q never deploys: it waits for %q, which never deploys", r.name, p.name)
+				break
 			}
 		}
 	}
 }
 
-// cycleFrom returns the parent chain from role i back to itself, or nil.
-func cycleFrom(i int, roles []roleRef, index map[string]int) []string {
-	var walk func(j int, path []string, seen map[int]bool) []string
-	walk = func(j int, path []string, seen map[int]bool) []string {
-		for _, p := range roles[j].parents {
-			k, ok := index[p.name]
-			if !ok {
-				continue
-			}
-			next := append(slices.Clone(path), p.name)
-			if k == i {
-				return next
-			}
-			if seen[k] {
-				continue
-			}
-			seen[k] = true
-			if c := walk(k, next, seen); c != nil {
-				return c
-			}
-		}
-		return nil
+// cycles reports every role on a cycle of parents and marks it broken. Each
+// cycle is spelled from the role's own point of view; a role of a tangle
+// that the reported cycle does not pass through names that cycle's first
+// role instead.
+func (c *checker) cycles(roles []roleRef, edges [][]int, broken []bool) {
+	comp, cyclic := components(edges)
+	type shownCycle struct {
+		first int         // the role the cycle was found from
+		names []string    // role names, first == last
+		pos   map[int]int // role -> position on the cycle
 	}
-	return walk(i, []string{roles[i].name}, map[int]bool{})
+	shown := map[int]*shownCycle{} // by component
+	for i, r := range roles {
+		if !cyclic[comp[i]] {
+			continue
+		}
+		broken[i] = true
+		sc := shown[comp[i]]
+		if sc == nil {
+			cyc := cycleThrough(edges, comp, i)
+			sc = &shownCycle{first: i, names: make([]string, len(cyc)), pos: make(map[int]int, len(cyc))}
+			for n, j := range cyc {
+				sc.names[n] = roles[j].name
+				if n < len(cyc)-1 {
+					sc.pos[j] = n
+				}
+			}
+			shown[comp[i]] = sc
+		}
+		path := r.node.path + ".parents"
+		k, on := sc.pos[i]
+		if !on {
+			c.ps.errorf(path, "parents lead into the cycle of role %q (see %s): none of these roles ever deploys",
+				roles[sc.first].name, roles[sc.first].node.path)
+			continue
+		}
+		c.ps.errorf(path, "parents form a cycle (%s): none of these roles ever deploys", formatCycle(sc.names, k))
+	}
 }
 
 // masters finds the control-plane role (ONEAPP_ONEFLOW_MASTER_ROLE, else
@@ -146,12 +178,11 @@ func (c *checker) masters(root jnode, roles []roleRef, v OneFlowVersion) {
 			continue
 		}
 		path := r.node.path + ".cardinality"
-		switch {
-		case r.card == 0:
+		if r.card == 0 {
 			c.ps.errorf(path, "role %q is the control plane and has no VM", name)
-		case r.card%2 == 0:
-			c.ps.errorf(path, "%d masters: etcd needs an odd number of members for quorum (1, 3 or 5)", r.card)
+			return
 		}
+		checkMasterCount(&c.ps, path, int(min(r.card, 1<<20)))
 		return
 	}
 	if from != "" {

@@ -73,8 +73,12 @@ func (c *checker) role(r jnode, v OneFlowVersion) {
 	vr := false
 	switch v {
 	case Version6:
-		c.required(r, "vm_template", "the VM template ID (vm_template, integer)")
-		c.wantInt(r, "vm_template", -1)
+		if c.convert6 {
+			c.convertedTemplate(r)
+		} else {
+			c.required(r, "vm_template", "the VM template ID (vm_template, integer)")
+			c.wantInt(r, "vm_template", -1)
+		}
 		c.wantString(r, "vm_template_contents")
 		c.wantObject(r, "custom_attrs")
 		c.wantObject(r, "custom_attrs_values")
@@ -89,6 +93,11 @@ func (c *checker) role(r jnode, v OneFlowVersion) {
 		c.wantObject(r, "user_inputs_values")
 	}
 	card, hasCard := c.wantInt(r, "cardinality", 0)
+	for _, k := range []string{"cardinality", "max_vms", "min_vms"} {
+		if n, ok := (&checker{}).asInt(mustGet(r, k)); ok && n > MaxNodes {
+			c.ps.warnf(childPath(r.path, k), "%d VMs: beyond the %d nodes Kubernetes supports", n, MaxNodes)
+		}
+	}
 	if pa, ok := c.wantArray(r, "parents"); ok {
 		arr, _ := pa.arr()
 		for i := range arr {
@@ -203,4 +212,16 @@ func (c *checker) vrFloating(r jnode, card int64) {
 		}
 	}
 	c.ps.errorf(nics.path, "%s", fmt.Sprintf("a virtual router role with cardinality %d needs a NIC with FLOATING_IP", card))
+}
+
+// convertedTemplate: a 7.x server converting a 6.x role takes
+// vm_template.to_i as template_id (convert_template), so a missing or
+// non-numeric vm_template silently becomes VM template 0.
+func (c *checker) convertedTemplate(r jnode) {
+	if !r.hasKey("vm_template") {
+		c.ps.warnf(childPath(r.path, "vm_template"), "missing: the 7.x server converts this role with template_id 0, which is rarely the VM template meant")
+		return
+	}
+	obj, _ := r.obj()
+	c.convertedID(jnode{obj["vm_template"], childPath(r.path, "vm_template")})
 }

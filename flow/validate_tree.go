@@ -3,6 +3,7 @@ package flow
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,10 +25,28 @@ func (n jnode) get(key string) (jnode, bool) {
 	if !ok || v == nil || v == false {
 		return jnode{}, false
 	}
-	return jnode{v, n.path + "." + key}, true
+	return jnode{v, childPath(n.path, key)}, true
+}
+
+// childPath appends key to a JSON path: .key for a plain name, else
+// ["key"] quoted, so a key holding dots, quotes or newlines cannot make a
+// problem line ambiguous or span lines.
+func childPath(path, key string) string {
+	if rubyWord.MatchString(key) {
+		return path + "." + key
+	}
+	return path + "[" + strconv.Quote(key) + "]"
 }
 
 func (n jnode) has(key string) bool { _, ok := n.get(key); return ok }
+
+// hasKey reports whether obj has key at all, null or false included (Ruby's
+// Hash#key?, which old_format? uses).
+func (n jnode) hasKey(key string) bool {
+	obj, _ := n.v.(map[string]any)
+	_, ok := obj[key]
+	return ok
+}
 
 func (n jnode) index(i int) jnode {
 	return jnode{n.v.([]any)[i], fmt.Sprintf("%s[%d]", n.path, i)}
@@ -65,13 +84,16 @@ func typeName(v any) string {
 // checker holds the findings of one Validate run.
 type checker struct {
 	ps problems
+	// convert6: the document is 6.x and the server 7.x, which converts it
+	// first (Validate's model).
+	convert6 bool
 }
 
 // required reports a missing mandatory key the way the server words it.
 func (c *checker) required(n jnode, key, what string) (jnode, bool) {
 	v, ok := n.get(key)
 	if !ok {
-		c.ps.errorf(n.path+"."+key, "missing: %s is mandatory", what)
+		c.ps.errorf(childPath(n.path, key), "missing: %s is mandatory", what)
 	}
 	return v, ok
 }
@@ -149,8 +171,8 @@ func (c *checker) asInt(v jnode) (int64, bool) {
 			return i, true
 		}
 		f, err := strconv.ParseFloat(string(x), 64)
-		if err != nil {
-			c.ps.errorf(v.path, "%s is not an integer", x)
+		if err != nil || f >= math.MaxInt64 || f <= math.MinInt64 {
+			c.ps.errorf(v.path, "%s is not an integer OpenNebula can hold", x)
 			return 0, false
 		}
 		c.ps.warnf(v.path, "%s is not an integer: the server truncates it to %d", x, int64(f))

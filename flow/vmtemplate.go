@@ -34,7 +34,7 @@ func RenderVMTemplate(spec Spec, role string) (string, error) {
 		diskAttr(r.Disk),
 		nicAttr(spec.Network),
 		vector("GRAPHICS", pair("LISTEN", "0.0.0.0"), pair("TYPE", "VNC")),
-		contextAttr(inputs),
+		contextAttr(inputs, role),
 		userInputsAttr(inputs),
 		pair("INPUTS_ORDER", inputsOrder(inputs)),
 	}
@@ -67,7 +67,7 @@ func nicAttr(n Network) oneAttr {
 	return vector("NIC", pair("NAME", "NIC0"), pair("NETWORK_MODE", "auto"))
 }
 
-func contextAttr(inputs []UserInput) oneAttr {
+func contextAttr(inputs []UserInput, role string) oneAttr {
 	as := []oneAttr{
 		pair("NETWORK", "YES"),
 		pair("TOKEN", "YES"),
@@ -79,6 +79,9 @@ func contextAttr(inputs []UserInput) oneAttr {
 	}
 	for _, u := range inputs {
 		as = append(as, pair(u.Name, "$"+u.Name))
+	}
+	if role == RoleMaster {
+		as = append(as, pair(vmcontext.KeyKubeconfigUsers, KubeconfigUsers))
 	}
 	return vector("CONTEXT", as...)
 }

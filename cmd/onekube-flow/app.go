@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/onekube/onekube/cmd/internal/version"
 	"github.com/onekube/onekube/flow/register"
@@ -29,8 +29,8 @@ type app struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	env            register.Env
-	// readFile reads spec and template files; os.ReadFile unless a test
-	// sets it.
+	// readFile reads spec and template files; readFileLimited unless a
+	// test sets it.
 	readFile func(string) ([]byte, error)
 	// sleep is status --wait's pause between polls; the real clock unless
 	// a test sets it.
@@ -42,6 +42,16 @@ type app struct {
 type exitCode struct{ code int }
 
 func (e exitCode) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+// exitError is a failure to print with an exit code of its own (kubeconfig:
+// 3 when the cluster is not ready yet).
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e exitError) Error() string { return e.err.Error() }
+func (e exitError) Unwrap() error { return e.err }
 
 // usageError marks a mistake in how the command was called (exit 2).
 type usageError struct{ err error }
@@ -57,7 +67,7 @@ var errQuiet = errors.New("failed")
 
 func (a *app) run(args []string) int {
 	if a.readFile == nil {
-		a.readFile = os.ReadFile
+		a.readFile = readFileLimited
 	}
 	started := false
 	root := a.rootCmd(&started)
@@ -73,7 +83,11 @@ func (a *app) run(args []string) int {
 	if errors.As(err, &ec) {
 		return ec.code
 	}
-	fmt.Fprintf(a.stderr, "onekube-flow: %v\n", err)
+	fmt.Fprintf(a.stderr, "onekube-flow: %s\n", printable(err.Error(), maxErrorRunes))
+	var xe exitError
+	if errors.As(err, &xe) {
+		return xe.code
+	}
 	var ue usageError
 	if errors.As(err, &ue) || !started {
 		fmt.Fprintln(a.stderr, "Run 'onekube-flow --help' for usage.")
@@ -98,7 +112,8 @@ Exit codes: 0 success, 1 validation errors or a failed operation, 2 usage error,
   onekube-flow render vm-template --role master | onetemplate create
   onekube-flow validate service.json
   onekube-flow create -f cluster.yaml --replace
-  onekube-flow status kubernetes --wait 20m`,
+  onekube-flow status kubernetes --wait 20m
+  onekube-flow kubeconfig kubernetes --merge`,
 		Version:           version.String(),
 		SilenceUsage:      true,
 		SilenceErrors:     true,
@@ -111,7 +126,7 @@ Exit codes: 0 success, 1 validation errors or a failed operation, 2 usage error,
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(a.renderCmd(), a.validateCmd(), a.createCmd(), a.statusCmd())
+	root.AddCommand(a.renderCmd(), a.validateCmd(), a.createCmd(), a.statusCmd(), a.kubeconfigCmd())
 	return root
 }
 
@@ -129,6 +144,27 @@ func rangeArgs(lo, hi int) cobra.PositionalArgs {
 		}
 		return nil
 	}
+}
+
+// maxErrorRunes bounds the one line a failure prints: a spec with every
+// field wrong still fits, a server's page does not.
+const maxErrorRunes = 4000
+
+// printable makes text from anywhere (a server's answer, a document's
+// keys) one terminal-safe line: control characters and line breaks become
+// spaces, and it is cut at n characters.
+func printable(s string, n int) string {
+	s = strings.ToValidUTF8(s, "?")
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || r == '\u2028' || r == '\u2029' {
+			return ' '
+		}
+		return r
+	}, s)
+	if rs := []rune(s); len(rs) > n {
+		return string(rs[:n-1]) + "…"
+	}
+	return s
 }
 
 func subcommands(cmd *cobra.Command) string {

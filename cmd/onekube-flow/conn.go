@@ -18,11 +18,19 @@ type connFlags struct {
 }
 
 func (c *connFlags) register(fs *pflag.FlagSet) {
+	c.registerEndpoints(fs)
+	fs.DurationVar(&c.timeout, "timeout", 30*time.Second, "timeout of each request")
+}
+
+// registerEndpoints registers the flags without --timeout, for a command
+// whose --timeout means something else (kubeconfig); each request then
+// has the default bound.
+func (c *connFlags) registerEndpoints(fs *pflag.FlagSet) {
+	c.timeout = 30 * time.Second
 	fs.StringVar(&c.flags.XMLRPC, "one-xmlrpc", "", "oned XML-RPC endpoint (default $ONE_XMLRPC or "+register.DefaultXMLRPC+")")
 	fs.StringVar(&c.flags.OneFlow, "oneflow-url", "", "OneFlow endpoint (default $ONEFLOW_URL or "+register.DefaultOneFlow+")")
 	fs.StringVar(&c.flags.User, "user", "", "OpenNebula user (default from $ONE_AUTH or ~/.one/one_auth)")
 	fs.StringVar(&c.password, "password", "", "OpenNebula password (prefer ONE_AUTH: flags show in ps)")
-	fs.DurationVar(&c.timeout, "timeout", 30*time.Second, "timeout of each request")
 }
 
 // load resolves the flags, environment and ~/.one files into a Config and

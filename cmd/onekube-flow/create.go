@@ -13,6 +13,7 @@ func (a *app) createCmd() *cobra.Command {
 	var oneflow string
 	var conn connFlags
 	var opts register.Options
+	var noKey bool
 	cmd := &cobra.Command{
 		Use:   "create",
 		Short: "Register the VM templates and the service template in OpenNebula",
@@ -24,9 +25,15 @@ Endpoints and credentials are found as the OpenNebula CLIs find them: flags,
 then ONE_XMLRPC, ONEFLOW_URL (or ~/.one/oneflow_endpoint), ONEFLOW_USER and
 ONEFLOW_PASSWORD, ONE_AUTH (or ~/.one/one_auth, "user:password").
 
-Templates are looked up by name first: an existing one is refused unless
---replace (update it in place) or, for VM templates, --reuse-vm-templates.
-Nothing is written when anything is refused.`,
+Templates are looked up by name among the caller's own (another user's
+namesake is never touched): an existing one is refused unless --replace
+(update it in place) or, for VM templates, --reuse-vm-templates. Nothing is
+written when anything is refused.
+
+It also makes your kubeconfig key (~/.config/onekube/age-key.txt) if you have
+none and stores its public half in your OpenNebula user template
+(ONEKUBE_AGE_RECIPIENT), so the clusters you instantiate authorize it and
+'onekube-flow kubeconfig' works at once (--no-kubeconfig-key: neither).`,
 		Example: `  onekube-flow create
   onekube-flow create -f cluster.yaml --replace
   onekube-flow create --oneflow 6 --master-template-id 11 --worker-template-id 12`,
@@ -47,8 +54,9 @@ Nothing is written when anything is refused.`,
 			}
 			warnSpec(a.stderr, s)
 			r := register.Registrar{
-				VM:   register.NewOnedTemplates(conf.XMLRPC, conf.User, conf.Password, hc),
-				Flow: &register.FlowClient{BaseURL: conf.OneFlow, User: conf.FlowUser, Password: conf.FlowPassword, HTTP: hc},
+				VM:       register.NewOnedTemplates(conf.XMLRPC, conf.User, conf.Password, hc),
+				Flow:     &register.FlowClient{BaseURL: conf.OneFlow, User: conf.FlowUser, Password: conf.FlowPassword, HTTP: hc},
+				FlowUser: conf.FlowUser,
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), 4*conn.timeout)
 			defer cancel()
@@ -59,6 +67,7 @@ Nothing is written when anything is refused.`,
 			if err != nil {
 				return err
 			}
+			a.kubeconfigKey(ctx, noKey, conf, hc)
 			svc := out[len(out)-1]
 			fmt.Fprintf(a.stderr, "next: onekube-flow render instantiate --network-id N > k8s.json && oneflow-template instantiate %d k8s.json\n", svc.ID)
 			return nil
@@ -70,5 +79,6 @@ Nothing is written when anything is refused.`,
 	conn.register(fs)
 	fs.BoolVar(&opts.Replace, "replace", false, "update existing templates of the same name in place")
 	fs.BoolVar(&opts.ReuseVMTemplates, "reuse-vm-templates", false, "use existing VM templates of the same name as they are")
+	fs.BoolVar(&noKey, "no-kubeconfig-key", false, "do not make your kubeconfig key nor store its public half in your OpenNebula user")
 	return cmd
 }

@@ -19,12 +19,20 @@ import (
 func runCLI(t *testing.T, stdin string, env map[string]string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errb bytes.Buffer
+	// create and kubeconfig keep the user's age key under the config
+	// directory: a temporary one, never the machine's.
+	cfg := t.TempDir()
 	a := &app{
 		stdin:  strings.NewReader(stdin),
 		stdout: &out,
 		stderr: &errb,
 		env: register.Env{
-			Getenv: func(k string) string { return env[k] },
+			Getenv: func(k string) string {
+				if v, ok := env[k]; ok || k != "XDG_CONFIG_HOME" {
+					return v
+				}
+				return cfg
+			},
 			ReadFile: func(p string) ([]byte, error) {
 				if s, ok := env["file:"+p]; ok {
 					return []byte(s), nil
@@ -170,7 +178,7 @@ func TestCreate(t *testing.T) {
 	}
 
 	// Again: the service template exists now; refused, exit 1, no writes.
-	of.Pool = `{"DOCUMENT_POOL":{"DOCUMENT":{"ID":"9","NAME":"lab"}}}`
+	of.Pool = `{"DOCUMENT_POOL":{"DOCUMENT":{"ID":"9","UID":"0","UNAME":"alice","NAME":"lab"}}}`
 	od.Pool = registertest.VMPool(registertest.VMTemplate{ID: 30, Name: "lab-master"}, registertest.VMTemplate{ID: 31, Name: "lab-worker"})
 	code, _, errs = runCLI(t, "", env, "create", "--name", "lab", "--oneflow", "6")
 	if code != 1 || !strings.Contains(errs, `already exists: service template "lab" (ID 9); pass --replace`) || len(of.Writes()) != 1 {
@@ -185,5 +193,38 @@ func TestCreate(t *testing.T) {
 	code, _, errs = runCLI(t, "", env, "create", "--name", "lab", "--replace", "--user", "bob", "--password", "other")
 	if code != 1 || !strings.Contains(errs, "400 Bad Request: Mandatory document key 'type (string)' is missing") {
 		t.Errorf("fail: code %d %s", code, errs)
+	}
+}
+
+// TestInputsOfIssue8: the version is the image's, the address selects a
+// NIC, the node name is a prefix; each refusal names the input and exits 1.
+func TestInputsOfIssue8(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"render", "--k8s-version", "v1.30.0"}, 1, `kubernetes.version: "v1.30.0": the appliance image carries one Kubernetes release`},
+		{[]string{"render", "--api-address", "10.0.0.5"}, 1, `kubernetes.address: ONEAPP_K8S_ADDRESS: "10.0.0.5" is one IP address, which cannot be every VM's: give the network as a CIDR, e.g. 10.0.0.0/24`},
+		{[]string{"render", "--api-address", "10.0.0.0/24"}, 0, ""},
+		{[]string{"render", "--api-address", "vnet-k8s"}, 0, ""},
+	} {
+		code, out, errs := runCLI(t, "", nil, tc.args...)
+		if code != tc.code || !strings.Contains(errs, tc.want) {
+			t.Errorf("%v: code %d, stderr %s", tc.args, code, errs)
+		}
+		if strings.Contains(out, "ONEAPP_K8S_VERSION") {
+			t.Errorf("%v: ONEAPP_K8S_VERSION rendered", tc.args)
+		}
+	}
+	if _, out, _ := runCLI(t, "", nil, "render", "--help"); strings.Contains(out, "k8s-version") {
+		t.Error("--k8s-version is listed in the help")
+	}
+	doc := `{"name":"k","roles":[{"name":"master","type":"vm","template_id":1,"cardinality":1}],
+ "user_inputs_values":{"ONEAPP_K8S_NODENAME":"Worker_1"}}`
+	code, out, _ := runCLI(t, doc, nil, "validate")
+	if code != 1 || !strings.Contains(out, `error $.user_inputs_values.ONEAPP_K8S_NODENAME: ONEAPP_K8S_NODENAME: "Worker_1" is not a DNS label`) {
+		t.Errorf("validate: code %d, stdout %s", code, out)
 	}
 }

@@ -62,12 +62,15 @@ func (f *specFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.network, "network", "", `OneFlow network input name the NICs use (default "Private")`)
 	fs.IntVar(&f.networkID, "network-id", 0, "default virtual network ID for the nodes")
 	fs.StringVar(&f.networkCIDR, "network-cidr", "", "the nodes' CIDR, checked against the pod and service networks")
-	fs.StringVar(&f.k8sVersion, "k8s-version", "", "Kubernetes version (default: the version of the image's kubeadm)")
+	// Kept, hidden, so that an old script gets the reason rather than
+	// "unknown flag": the image carries one Kubernetes release.
+	fs.StringVar(&f.k8sVersion, "k8s-version", "", "refused: the appliance image carries one Kubernetes release")
+	_ = fs.MarkHidden("k8s-version")
 	fs.StringVar(&f.podsNetwork, "pods-network", "", "pod network CIDR (default 10.244.0.0/16)")
 	fs.StringVar(&f.servicesNetwork, "services-network", "", "service network CIDR (default 10.96.0.0/12)")
 	fs.StringVar(&f.cni, "cni", "", "CNI plugin: flannel, calico or none (default flannel)")
 	fs.IntVar(&f.apiPort, "api-port", 0, "Kubernetes API server port (default 6443)")
-	fs.StringVar(&f.apiAddress, "api-address", "", "API server advertise address: IP, CIDR or network name")
+	fs.StringVar(&f.apiAddress, "api-address", "", "NIC for Kubernetes traffic: a CIDR (e.g. 10.0.0.0/24) or a virtual network name (default: the first NIC)")
 	fs.StringArrayVar(&f.userInputs, "user-input", nil, "extra user input NAME=M|type|description|params|default (repeatable)")
 }
 
@@ -76,13 +79,7 @@ func (f *specFlags) register(fs *pflag.FlagSet) {
 func (f *specFlags) spec(cmd *cobra.Command, a *app) (flow.Spec, error) {
 	s := flow.DefaultSpec()
 	if f.file != "" {
-		var data []byte
-		var err error
-		if f.file == "-" {
-			data, err = io.ReadAll(a.stdin)
-		} else {
-			data, err = a.readFile(f.file)
-		}
+		data, err := a.readInput(f.file)
 		if err != nil {
 			return s, fmt.Errorf("reading the spec: %w", err)
 		}

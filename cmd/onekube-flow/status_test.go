@@ -236,3 +236,28 @@ func TestStatusWait(t *testing.T) {
 		t.Errorf("timeout: code %d\n%s\n%s", code, out, errs)
 	}
 }
+
+// TestStatusMasksTokenHalves: a worker's error holding the secret half of
+// a token nobody published is masked in the table and in --json.
+func TestStatusMasksTokenHalves(t *testing.T) {
+	t.Parallel()
+	e := newStatusEnv(t)
+	e.od.VMs[50] = statusVM(50, "failed", false, map[string]string{
+		vmcontext.KeyPubError: "kubeadm join: token 7h3x9k.q1w2e3r4t5y6u7i8 rejected (secret q1w2e3r4t5y6u7i8)"})
+	for _, tc := range []struct {
+		args []string
+		mask string
+	}{{[]string{"status", "12"}, vmcontext.Mask}, {[]string{"status", "12", "--json"}, `\u003credacted\u003e`}} {
+		args := tc.args
+		code, out, _ := e.run(t, nil, args...)
+		if code != exitFailed {
+			t.Errorf("%v: exit %d", args, code)
+		}
+		if strings.Contains(out, "q1w2e3r4t5y6u7i8") || strings.Contains(out, "7h3x9k.") {
+			t.Errorf("%v: token part in output:\n%s", args, out)
+		}
+		if !strings.Contains(out, "kubeadm join: token "+tc.mask) {
+			t.Errorf("%v: masked error missing:\n%s", args, out)
+		}
+	}
+}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
 
 	"github.com/onekube/onekube/flow"
 	"github.com/spf13/cobra"
@@ -15,9 +14,12 @@ func (a *app) validateCmd() *cobra.Command {
 		Short: "Check a OneFlow service template (6.x or 7.x)",
 		Long: `Check a service template, rendered or hand-written, against the OneFlow
 server's rules for its version (auto-detected or forced with --oneflow), and
-the problems the server does not catch: missing or cyclic parents, roles that
-never deploy, an even master count, overlapping CIDRs, malformed user inputs,
-6.x/7.x mixes, and more. Prints one problem per line:
+the problems the server does not catch: duplicate JSON keys, missing or
+cyclic parents, roles that never deploy, an even master count, overlapping
+CIDRs, malformed user inputs, a node name prefix or NIC selector the agent
+would refuse, 6.x/7.x mixes, and what the server silently rewrites (the
+marketplace-exported form of a 7.x template, a 6.x role converted to
+template_id 0). Prints one problem per line:
 
   <error|warning> <json path>: <message>
 
@@ -31,19 +33,18 @@ Exits 1 when any problem is an error. Reads stdin without FILE or with -.`,
 			if err != nil {
 				return err
 			}
-			var doc []byte
-			if len(args) == 0 || args[0] == "-" {
-				doc, err = io.ReadAll(a.stdin)
-			} else {
-				doc, err = a.readFile(args[0])
+			name := "-"
+			if len(args) > 0 {
+				name = args[0]
 			}
+			doc, err := a.readInput(name)
 			if err != nil {
 				return fmt.Errorf("reading the service template: %w", err)
 			}
 			ps := flow.Validate(doc, flow.ValidateOptions{Version: v, NodeNetwork: nodeNet})
 			errs := 0
 			for _, p := range ps {
-				fmt.Fprintln(a.stdout, p)
+				fmt.Fprintln(a.stdout, printable(p.String(), maxErrorRunes))
 				if p.Severity == flow.Error {
 					errs++
 				}

@@ -55,6 +55,9 @@ func (o Outcome) String() string {
 type Registrar struct {
 	VM   VMTemplates
 	Flow ServiceTemplates
+	// FlowUser is the OneFlow user when it differs from oned's
+	// (ONEFLOW_USER); empty means the same user.
+	FlowUser string
 }
 
 // vmPlan is what to do for one role's VM template.
@@ -66,17 +69,27 @@ type vmPlan struct {
 // Create registers the role VM templates the spec does not name by ID, then
 // the service template with those IDs. Everything is looked up before
 // anything is written, so a refusal (an existing name without Replace)
-// leaves OpenNebula untouched, and a re-run never makes duplicates.
+// leaves OpenNebula untouched, and a re-run never makes duplicates. Only
+// the caller's own templates are looked up: another user's template of the
+// same name is neither updated nor used.
 func (r Registrar) Create(ctx context.Context, spec flow.Spec, opts Options) ([]Outcome, error) {
 	spec = spec.WithDefaults()
 	if _, err := flow.RenderService(spec, opts.Version); err != nil {
+		return nil, err
+	}
+	me, err := r.VM.Whoami(ctx)
+	if err != nil {
 		return nil, err
 	}
 	services, err := r.Flow.List(ctx)
 	if err != nil {
 		return nil, err
 	}
-	existingSvc, err := byName(services, spec.Metadata.Name, "service template")
+	owns := ownedBy(me)
+	if r.FlowUser != "" && r.FlowUser != me.Name {
+		owns = ownedByName(r.FlowUser)
+	}
+	existingSvc, err := byName(mine(services, owns), spec.Metadata.Name, "service template")
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +97,7 @@ func (r Registrar) Create(ctx context.Context, spec flow.Spec, opts Options) ([]
 		return nil, fmt.Errorf("%w: service template %q (ID %d); pass --replace to update it, or choose another --name",
 			ErrExists, spec.Metadata.Name, existingSvc.ID)
 	}
-	plans, err := r.planVMTemplates(ctx, spec, opts)
+	plans, err := r.planVMTemplates(ctx, spec, opts, me)
 	if err != nil {
 		return nil, err
 	}
@@ -139,7 +152,7 @@ func (r Registrar) Create(ctx context.Context, spec flow.Spec, opts Options) ([]
 	return append(out, svc), nil
 }
 
-func (r Registrar) planVMTemplates(ctx context.Context, spec flow.Spec, opts Options) ([]vmPlan, error) {
+func (r Registrar) planVMTemplates(ctx context.Context, spec flow.Spec, opts Options, me Owner) ([]vmPlan, error) {
 	var plans []vmPlan
 	for _, name := range []string{flow.RoleMaster, flow.RoleWorker} {
 		if role, _ := spec.Role(name); role.TemplateID == nil {
@@ -157,6 +170,9 @@ func (r Registrar) planVMTemplates(ctx context.Context, spec flow.Spec, opts Opt
 	if err != nil {
 		return nil, err
 	}
+	// List asks oned for the caller's own templates; filtering again keeps
+	// that true should a server (or a proxy) answer with the whole pool.
+	templates = mine(templates, ownedBy(me))
 	var refused []string
 	for i, p := range plans {
 		existing, err := byName(templates, p.name, "VM template")

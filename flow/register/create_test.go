@@ -63,6 +63,7 @@ func TestCreateFresh(t *testing.T) {
 			masterText, _ := flow.RenderVMTemplate(spec, flow.RoleMaster)
 			workerText, _ := flow.RenderVMTemplate(spec, flow.RoleWorker)
 			wantCalls := []registertest.RPCCall{
+				{Method: "one.user.info", Params: []string{user + ":" + pass, "-1", "bool:0"}},
 				{Method: "one.templatepool.info", Params: []string{user + ":" + pass, "-3", "-1", "-1"}},
 				{Method: "one.template.allocate", Params: []string{user + ":" + pass, masterText}},
 				{Method: "one.template.allocate", Params: []string{user + ":" + pass, workerText}},
@@ -91,9 +92,9 @@ func TestCreateExistingRefused(t *testing.T) {
 		oned    string
 		wantMsg string
 	}{
-		{"service exists", `{"DOCUMENT_POOL":{"DOCUMENT":{"ID":"7","NAME":"kubernetes"}}}`, registertest.VMPool(),
+		{"service exists", `{"DOCUMENT_POOL":{"DOCUMENT":{"ID":"7","UID":"0","NAME":"kubernetes"}}}`, registertest.VMPool(),
 			`already exists: service template "kubernetes" (ID 7); pass --replace`},
-		{"vm template exists", `{"DOCUMENT_POOL":{"DOCUMENT":[{"ID":"2","NAME":"other"}]}}`, registertest.VMPool(registertest.VMTemplate{ID: 12, Name: "kubernetes-worker"}),
+		{"vm template exists", `{"DOCUMENT_POOL":{"DOCUMENT":[{"ID":"2","UID":"0","NAME":"other"}]}}`, registertest.VMPool(registertest.VMTemplate{ID: 12, Name: "kubernetes-worker"}),
 			`already exists: VM template "kubernetes-worker" (ID 12, role worker); pass --replace`},
 		{"ambiguous", `{"DOCUMENT_POOL":{}}`, registertest.VMPool(registertest.VMTemplate{ID: 12, Name: "kubernetes-worker"}, registertest.VMTemplate{ID: 13, Name: "kubernetes-worker"}),
 			`12 and 13 are both VM templates named "kubernetes-worker"`},
@@ -115,7 +116,7 @@ func TestCreateExistingRefused(t *testing.T) {
 
 func TestCreateReplace(t *testing.T) {
 	t.Parallel()
-	f := &registertest.OneFlow{Pool: `{"DOCUMENT_POOL":{"DOCUMENT":[{"ID":"5","NAME":"x"},{"ID":"7","NAME":"kubernetes"}]}}`}
+	f := &registertest.OneFlow{Pool: `{"DOCUMENT_POOL":{"DOCUMENT":[{"ID":"5","UID":"0","NAME":"x"},{"ID":"7","UID":"0","NAME":"kubernetes"}]}}`}
 	o := &registertest.Oned{Pool: registertest.VMPool(registertest.VMTemplate{ID: 12, Name: "kubernetes-worker"}, registertest.VMTemplate{ID: 11, Name: "kubernetes-master"})}
 	spec := flow.DefaultSpec()
 	out, err := registrar(t, f, o).Create(context.Background(), spec, Options{Version: flow.Version7, Replace: true})
@@ -126,7 +127,7 @@ func TestCreateReplace(t *testing.T) {
 		t.Errorf("outcomes: %s", got)
 	}
 	masterText, _ := flow.RenderVMTemplate(spec, flow.RoleMaster)
-	if c := o.Calls[1]; c.Method != "one.template.update" || !slices.Equal(c.Params, []string{user + ":" + pass, "11", masterText, "0"}) {
+	if c := o.Calls[2]; c.Method != "one.template.update" || !slices.Equal(c.Params, []string{user + ":" + pass, "11", masterText, "0"}) {
 		t.Errorf("update call %q", c)
 	}
 	body, _ := flow.RenderService(withIDs(spec, 11, 12), flow.Version7)
@@ -147,7 +148,8 @@ func TestCreateReuseAndGiven(t *testing.T) {
 		t.Errorf("outcomes: %s", got)
 	}
 
-	// IDs in the spec: oned is not asked at all.
+	// IDs in the spec: oned is only asked who the caller is, to find the
+	// caller's own service template.
 	f2 := &registertest.OneFlow{Pool: `{"DOCUMENT_POOL":{}}`, CreateID: 4}
 	o2 := &registertest.Oned{}
 	spec := withIDs(flow.DefaultSpec(), 0, 9)
@@ -155,8 +157,8 @@ func TestCreateReuseAndGiven(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(o2.Calls) != 0 {
-		t.Errorf("oned called: %v", o2.Calls)
+	if m := o2.Methods(); !slices.Equal(m, []string{"one.user.info"}) {
+		t.Errorf("oned called: %v", m)
 	}
 	body, _ := flow.RenderService(spec, flow.Version6)
 	if w := f2.Writes(); len(w) != 1 || w[0].Body != string(body) || !strings.Contains(w[0].Body, `"vm_template": 0`) {
@@ -213,9 +215,9 @@ func TestCreateErrorsVerbatim(t *testing.T) {
 func TestFlowClientList(t *testing.T) {
 	t.Parallel()
 	for pool, want := range map[string]string{
-		`{"DOCUMENT_POOL":{}}`:                                                       "",
-		`{"DOCUMENT_POOL":{"DOCUMENT":{"ID":"3","NAME":"a"}}}`:                       "3:a",
-		`{"DOCUMENT_POOL":{"DOCUMENT":[{"ID":"3","NAME":"a"},{"ID":4,"NAME":"b"}]}}`: "3:a 4:b",
+		`{"DOCUMENT_POOL":{}}`: "",
+		`{"DOCUMENT_POOL":{"DOCUMENT":{"ID":"3","UID":"0","NAME":"a"}}}`:                       "3:a",
+		`{"DOCUMENT_POOL":{"DOCUMENT":[{"ID":"3","UID":"0","NAME":"a"},{"ID":4,"NAME":"b"}]}}`: "3:a 4:b",
 	} {
 		f := &registertest.OneFlow{Pool: pool}
 		url, _ := servers(t, f, &registertest.Oned{})

@@ -13,10 +13,13 @@ import (
 	vmcontext "github.com/onekube/onekube/context"
 )
 
-// Document is a named OpenNebula object (a service or VM template).
+// Document is a named OpenNebula object (a service or VM template) and its
+// owner. UID is -1 when the server did not say.
 type Document struct {
-	ID   int
-	Name string
+	ID    int
+	Name  string
+	UID   int
+	UName string
 }
 
 // ServiceTemplates is what Create needs of OneFlow.
@@ -37,7 +40,9 @@ type FlowClient struct {
 var _ ServiceTemplates = (*FlowClient)(nil)
 
 // HTTPError is a non-2xx answer. OneFlow's error bodies are plain text
-// ("Mandatory document key 'type' is missing"), kept verbatim.
+// ("Mandatory document key 'type' is missing"); Body keeps a short
+// one-line excerpt of it, credentials masked (a proxy's 401 page may echo
+// the Authorization header).
 type HTTPError struct {
 	Method, Path string
 	Status       string
@@ -45,7 +50,10 @@ type HTTPError struct {
 }
 
 func (e *HTTPError) Error() string {
-	return fmt.Sprintf("oneflow: %s %s: %s: %s", e.Method, e.Path, e.Status, strings.TrimSpace(e.Body))
+	if e.Body == "" {
+		return fmt.Sprintf("oneflow: %s %s: %s", e.Method, e.Path, e.Status)
+	}
+	return fmt.Sprintf("oneflow: %s %s: %s: %s", e.Method, e.Path, e.Status, e.Body)
 }
 
 // List returns the service templates (GET /service_template).
@@ -87,7 +95,7 @@ func (c *FlowClient) pool(ctx context.Context, path, what string) ([]Document, e
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, Document{ID: id, Name: d.Name})
+		out = append(out, Document{ID: id, Name: d.Name, UID: d.uid(), UName: d.UName})
 	}
 	return out, nil
 }
@@ -116,8 +124,19 @@ func (c *FlowClient) Update(ctx context.Context, id int, body []byte) error {
 }
 
 type flowDoc struct {
-	ID   json.RawMessage `json:"ID"`
-	Name string          `json:"NAME"`
+	ID    json.RawMessage `json:"ID"`
+	Name  string          `json:"NAME"`
+	UID   json.RawMessage `json:"UID"`
+	UName string          `json:"UNAME"`
+}
+
+// uid reads the owner's ID like id, -1 when absent or not a number.
+func (d flowDoc) uid() int {
+	uid, err := strconv.Atoi(strings.Trim(string(d.UID), `"`))
+	if err != nil || uid < 0 {
+		return -1
+	}
+	return uid
 }
 
 // id reads ID, a string in OneFlow's XML-derived JSON, a number elsewhere.
@@ -144,17 +163,19 @@ func (c *FlowClient) do(ctx context.Context, method, path string, body []byte) (
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	resp, err := c.HTTP.Do(req)
+	resp, err := safeClient(c.HTTP).Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("oneflow: %s %s: %s", method, path, vmcontext.Redact(err.Error(), c.Password))
+		msg := fmt.Sprintf("oneflow: %s %s: %s", method, path, oneLine(redactAuth(err.Error(), c.User, c.Password), maxErrorLine))
+		return nil, &callError{msg, err}
 	}
 	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if resp.StatusCode/100 != 2 {
+		return nil, &HTTPError{Method: method, Path: path, Status: oneLine(resp.Status, 60),
+			Body: excerpt(redactAuth(readErrorBody(resp.Body), c.User, c.Password))}
+	}
+	b, err := readBounded(resp.Body, MaxAnswer)
 	if err != nil {
 		return nil, fmt.Errorf("oneflow: %s %s: reading the answer: %w", method, path, err)
-	}
-	if resp.StatusCode/100 != 2 {
-		return nil, &HTTPError{Method: method, Path: path, Status: resp.Status, Body: vmcontext.Redact(string(b), c.Password)}
 	}
 	return b, nil
 }

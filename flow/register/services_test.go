@@ -15,7 +15,7 @@ import (
 func TestServicesAndVMs(t *testing.T) {
 	t.Parallel()
 	f := &registertest.OneFlow{
-		Services: `{"DOCUMENT_POOL":{"DOCUMENT":[{"ID":"4","NAME":"a"},{"ID":"5","NAME":"b"}]}}`,
+		Services: `{"DOCUMENT_POOL":{"DOCUMENT":[{"ID":"4","UID":"0","UNAME":"oneadmin","NAME":"a"},{"ID":"5","NAME":"b"}]}}`,
 		Service:  map[int]string{4: `{"DOCUMENT":{"ID":"4"}}`},
 	}
 	o := &registertest.Oned{VMs: map[int]string{7: registertest.VMXML(registertest.VM{ID: 7, Name: "x<y", State: 3, LCM: 3, IP: "10.0.0.7",
@@ -26,7 +26,7 @@ func TestServicesAndVMs(t *testing.T) {
 	ctx := context.Background()
 
 	docs, err := fc.Services(ctx)
-	if err != nil || !slices.Equal(docs, []Document{{4, "a"}, {5, "b"}}) {
+	if err != nil || !slices.Equal(docs, []Document{{4, "a", 0, "oneadmin"}, {5, "b", -1, ""}}) {
 		t.Errorf("Services: %v, %v", docs, err)
 	}
 	b, err := fc.Service(ctx, 4)

@@ -20,15 +20,16 @@ type OnedVMs struct {
 // non-empty, as for NewOnedTemplates.
 func NewOnedVMs(endpoint, user string, password vmcontext.Secret, hc *http.Client) *OnedVMs {
 	conf := goca.NewConfig(user, password.Reveal(), endpoint)
-	return &OnedVMs{ctrl: goca.NewController(goca.NewClient(conf, hc)), password: password}
+	return &OnedVMs{ctrl: goca.NewController(goca.NewClient(conf, onedHTTP(hc, user, password))), password: password}
 }
 
 // Info returns VM id (one.vm.info, not decrypted: status needs no secret
 // attribute in clear).
 func (o *OnedVMs) Info(ctx context.Context, id int) (*vm.VM, error) {
-	v, err := o.ctrl.VM(id).InfoContext(ctx, false)
-	if err != nil {
-		return nil, fmt.Errorf("oned: reading VM %d: %s", id, vmcontext.Redact(err.Error(), o.password))
-	}
-	return v, nil
+	var v *vm.VM
+	err := onedCall(fmt.Sprintf("reading VM %d", id), o.password, func() (err error) {
+		v, err = o.ctrl.VM(id).InfoContext(ctx, false)
+		return err
+	})
+	return v, err
 }

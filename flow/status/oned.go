@@ -40,19 +40,31 @@ func fromOned(v *vm.VM) (VM, vmcontext.Secret) {
 	out.Error = get(vmcontext.KeyPubError)
 	out.NodeName = get(vmcontext.KeyPubNodeName)
 	out.Ready = strings.EqualFold(get(vmcontext.KeyReady), "YES")
+	out.Living = livingFrom(get)
 	if m := get(vmcontext.KeyPubMaster); m != "" {
 		if p := get(vmcontext.KeyPubPort); p != "" {
 			m += ":" + p
 		}
 		out.Master = m
 	}
+	out.CP = readControlPlane(get)
 	return out.redact(token), token
 }
 
-// redact masks the secrets in every text field that came from the VM.
-func (v VM) redact(secrets ...vmcontext.Secret) VM {
-	for _, p := range []*string{&v.Name, &v.Phase, &v.Error, &v.NodeName, &v.Master, &v.IP, &v.ReadError} {
-		*p = vmcontext.Redact(*p, secrets...)
+// redact masks, in every text field that came from the VM, the tokens
+// masters published (whole, and their secret halves alone), anything
+// shaped like a bootstrap token, and in free text (phase, error) any
+// 16-character run that could be a secret half (maskTokens).
+func (v VM) redact(tokens ...vmcontext.Secret) VM {
+	var known []vmcontext.Secret
+	for _, t := range tokens {
+		known = append(known, tokenSecrets(t)...)
+	}
+	for _, p := range []*string{&v.Name, &v.NodeName, &v.Master, &v.IP} {
+		*p = maskTokens(*p, false, known...)
+	}
+	for _, p := range []*string{&v.Phase, &v.Error, &v.ReadError, &v.CP.Kind, &v.CP.Endpoint, &v.CP.Etcd, &v.CP.EtcdError, &v.CP.Serve} {
+		*p = maskTokens(*p, true, known...)
 	}
 	return v
 }

@@ -30,6 +30,26 @@ type jsonReport struct {
 	Reasons []string     `json:"reasons"`
 	Roles   []jsonRole   `json:"roles"`
 	VMs     []jsonVMView `json:"vms"`
+	// ControlPlane appears once a master published HA fields:
+	// {"endpoint":"127.0.0.1:6444","initialised_by":49,"acting_vm":53,
+	//  "etcd":[{"peer_ip":"10.0.0.5","state":"voter","vm":49}],"etcd_error":""}
+	ControlPlane *jsonControlPlane `json:"control_plane,omitempty"`
+	// Cluster is what the masters' serve published (living.go).
+	Cluster *Cluster `json:"cluster,omitempty"`
+}
+
+type jsonControlPlane struct {
+	Endpoint      string       `json:"endpoint"`
+	InitialisedBy int          `json:"initialised_by"`
+	ActingVM      int          `json:"acting_vm"`
+	Etcd          []jsonMember `json:"etcd"`
+	EtcdError     string       `json:"etcd_error"`
+}
+
+type jsonMember struct {
+	PeerIP string `json:"peer_ip"`
+	State  string `json:"state"`
+	VM     int    `json:"vm"`
 }
 
 type jsonService struct {
@@ -71,6 +91,7 @@ func WriteJSON(w io.Writer, r Report) error {
 		Reasons: append([]string{}, r.Reasons...),
 		Roles:   []jsonRole{},
 		VMs:     []jsonVMView{},
+		Cluster: r.Cluster,
 	}
 	for _, ro := range r.Roles {
 		out.Roles = append(out.Roles, jsonRole(ro))
@@ -81,6 +102,12 @@ func WriteJSON(w io.Writer, r Report) error {
 			Phase: v.Phase, Ready: v.Ready, Node: v.NodeName, Error: v.Error, Master: v.Master,
 			TokenPublished: v.TokenPublished, ReadError: v.ReadError,
 		})
+	}
+	if cp := r.ControlPlane; cp != nil {
+		out.ControlPlane = &jsonControlPlane{Endpoint: cp.Endpoint, InitialisedBy: cp.InitialisedBy, ActingVM: cp.ActingVM, Etcd: []jsonMember{}, EtcdError: cp.EtcdError}
+		for _, m := range cp.Members {
+			out.ControlPlane.Etcd = append(out.ControlPlane.Etcd, jsonMember(m))
+		}
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

@@ -18,6 +18,7 @@ func WriteTable(w io.Writer, r Report) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "service %s (ID %d): %s, %d of %d VMs ready: %s\n",
 		cell(r.ServiceName), r.ServiceID, r.ServiceState, r.ReadyVMs(), len(r.VMs), r.Outcome)
+	writeCluster(&b, r.Cluster, Now())
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ROLE\tVM\tNAME\tSTATE\tPHASE\tREADY\tNODE\tIP\tERROR")
 	for _, v := range r.VMs {
@@ -35,6 +36,7 @@ func WriteTable(w io.Writer, r Report) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	writeControlPlane(&b, r)
 	for _, reason := range r.Reasons {
 		fmt.Fprintf(&b, "%s: %s\n", r.Outcome, truncate(cell(reason), 2*maxError))
 	}

@@ -28,6 +28,11 @@ type Report struct {
 	Outcome      Outcome
 	// Reasons says why the outcome is not Ready, one short line each.
 	Reasons []string
+	// ControlPlane is the HA control plane as the masters published it;
+	// nil when none did.
+	ControlPlane *ControlPlaneReport
+	// Cluster is what the masters' serve published; nil before it runs.
+	Cluster *Cluster
 }
 
 // RoleStatus is a role's line of the report.
@@ -101,6 +106,8 @@ func Summarize(svc Service, vms map[int]VM) Report {
 	if len(r.VMs) == 0 {
 		pending = append(pending, "no VMs yet")
 	}
+	r.ControlPlane = controlPlane(r.VMs)
+	r.Cluster = clusterOf(r.VMs)
 	switch {
 	case len(failed) > 0:
 		r.Outcome, r.Reasons = Failed, failed

@@ -32,6 +32,10 @@ type VM struct {
 	// Master is ONEGATE_K8S_MASTER:ONEGATE_K8S_PORT once a master published.
 	Master         string
 	TokenPublished bool // ONEGATE_K8S_TOKEN is set; its value is never kept
+	// CP is what a master published about the HA control plane (ha.go).
+	CP ControlPlaneInfo
+	// Living is what a master's serve published (living.go).
+	Living Living
 
 	// ReadError is why oned could not be asked about this VM; the fields
 	// above are then empty.

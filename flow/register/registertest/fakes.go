@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"html"
 	"io"
+	"maps"
 	"net/http"
 	"slices"
 	"strconv"
@@ -96,15 +97,29 @@ type RPCCall struct {
 // methodCall, records it, and answers from its fields; a call it cannot
 // decode or does not know is recorded in Bad.
 type Oned struct {
-	mu       sync.Mutex
-	Calls    []RPCCall
-	Bad      []string
-	Pool     string // the one.templatepool.info answer (XML), see VMPool
-	NextID   int    // the ID the next one.template.allocate answers
-	FailWith string // non-empty: every call fails with this message
+	mu    sync.Mutex
+	Calls []RPCCall
+	Bad   []string
+	// Pool is the whole VM template pool (XML, see VMPool);
+	// one.templatepool.info answers the part its filter selects, as oned
+	// does: -3 the caller's, -2 and -1 all (this fake has no groups), N
+	// user N's.
+	Pool string
+	// UserID is the caller's user ID (one.user.info -1, the -3 filter);
+	// UserName its name, else the user part of the session string.
+	UserID   int
+	UserName string
+	// IgnoreFilter answers the whole pool whatever the filter, like a
+	// lenient stand-in or a misbehaving proxy would.
+	IgnoreFilter bool
+	NextID       int    // the ID the next one.template.allocate answers
+	FailWith     string // non-empty: every call fails with this message
 	// VMs holds the one.vm.info answers (XML, see VMXML) by VM ID; other
 	// IDs fail as oned does.
 	VMs map[int]string
+	// UserTemplate is the caller's user template in one.user.info;
+	// one.user.update merges its KEY = "value" lines into it.
+	UserTemplate map[string]string
 }
 
 type xmlMethodCall struct {
@@ -154,7 +169,45 @@ func (f *Oned) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	switch mc.Name {
 	case "one.templatepool.info":
-		writeRPC(w, true, "<string>"+html.EscapeString(f.Pool)+"</string>")
+		filter := atoi(call.Params[1])
+		if f.IgnoreFilter {
+			filter = -2
+		}
+		pool, err := filterPool(f.Pool, filter, f.UserID)
+		if err != nil {
+			writeRPC(w, false, "<string>"+html.EscapeString(err.Error())+"</string>")
+			return
+		}
+		writeRPC(w, true, "<string>"+html.EscapeString(pool)+"</string>")
+	case "one.user.info":
+		if call.Params[1] != "-1" && atoi(call.Params[1]) != f.UserID {
+			writeRPC(w, false, "<string>[one.user.info] Error getting user ["+html.EscapeString(call.Params[1])+"].</string>")
+			return
+		}
+		name := f.UserName
+		if name == "" {
+			name, _, _ = strings.Cut(call.Params[0], ":")
+		}
+		var tmpl strings.Builder
+		f.mu.Lock()
+		for _, k := range slices.Sorted(maps.Keys(f.UserTemplate)) {
+			fmt.Fprintf(&tmpl, "<%s>%s</%s>", k, html.EscapeString(f.UserTemplate[k]), k)
+		}
+		f.mu.Unlock()
+		writeRPC(w, true, "<string>"+html.EscapeString(fmt.Sprintf("<USER><ID>%d</ID><GID>0</GID><GNAME>oneadmin</GNAME><NAME>%s</NAME><ENABLED>1</ENABLED><TEMPLATE>%s</TEMPLATE></USER>",
+			f.UserID, html.EscapeString(name), tmpl.String()))+"</string>")
+	case "one.user.update":
+		f.mu.Lock()
+		if f.UserTemplate == nil {
+			f.UserTemplate = map[string]string{}
+		}
+		for _, line := range strings.Split(call.Params[2], "\n") {
+			if k, v, ok := strings.Cut(line, "="); ok {
+				f.UserTemplate[strings.TrimSpace(k)] = strings.Trim(strings.TrimSpace(v), `"`)
+			}
+		}
+		f.mu.Unlock()
+		writeRPC(w, true, "<i4>"+call.Params[1]+"</i4>")
 	case "one.template.allocate":
 		f.mu.Lock()
 		id := f.NextID
@@ -202,10 +255,11 @@ func (f *Oned) Methods() []string {
 	return out
 }
 
-// VMTemplate is a pool entry for VMPool.
+// VMTemplate is a pool entry for VMPool, owned by user UID.
 type VMTemplate struct {
 	ID   int
 	Name string
+	UID  int
 }
 
 // VMPool is a VMTEMPLATE_POOL document holding templates.
@@ -213,10 +267,37 @@ func VMPool(templates ...VMTemplate) string {
 	var b strings.Builder
 	b.WriteString("<VMTEMPLATE_POOL>")
 	for _, d := range templates {
-		fmt.Fprintf(&b, "<VMTEMPLATE><ID>%d</ID><UID>0</UID><NAME>%s</NAME><TEMPLATE></TEMPLATE></VMTEMPLATE>", d.ID, html.EscapeString(d.Name))
+		fmt.Fprintf(&b, "<VMTEMPLATE><ID>%d</ID><UID>%d</UID><UNAME>user%d</UNAME><NAME>%s</NAME><TEMPLATE></TEMPLATE></VMTEMPLATE>",
+			d.ID, d.UID, d.UID, html.EscapeString(d.Name))
 	}
 	b.WriteString("</VMTEMPLATE_POOL>")
 	return b.String()
+}
+
+// filterPool applies a pool filter flag to a VMTEMPLATE_POOL document.
+func filterPool(pool string, filter, me int) (string, error) {
+	if pool == "" {
+		return "<VMTEMPLATE_POOL></VMTEMPLATE_POOL>", nil
+	}
+	var doc struct {
+		Templates []struct {
+			Raw string `xml:",innerxml"`
+			UID int    `xml:"UID"`
+		} `xml:"VMTEMPLATE"`
+	}
+	if err := xml.Unmarshal([]byte(pool), &doc); err != nil {
+		return "", fmt.Errorf("fake oned: bad Pool: %w", err)
+	}
+	var b strings.Builder
+	b.WriteString("<VMTEMPLATE_POOL>")
+	for _, t := range doc.Templates {
+		keep := filter == -2 || filter == -1 || (filter == -3 && t.UID == me) || (filter >= 0 && t.UID == filter)
+		if keep {
+			b.WriteString("<VMTEMPLATE>" + t.Raw + "</VMTEMPLATE>")
+		}
+	}
+	b.WriteString("</VMTEMPLATE_POOL>")
+	return b.String(), nil
 }
 
 // atoi is strconv.Atoi with -1 for anything else, an ID no fake holds.
