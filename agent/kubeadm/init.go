@@ -34,11 +34,22 @@ type InitParams struct {
 	// TaintControlPlane keeps kubeadm's control-plane taint (false: the node
 	// also runs workloads, as a single-VM cluster needs).
 	TaintControlPlane bool
+	// IgnorePreflight names preflight checks kubeadm skips on this node.
+	IgnorePreflight []string
+	// NodeLabels are set on the Node by its kubelet at registration.
+	NodeLabels map[string]string
 
-	// HA, later: a stable endpoint (VIP:port) for all control planes, and the
-	// key kubeadm encrypts uploaded certificates with.
+	// ControlPlaneEndpoint is the stable "host:port" every node reaches the
+	// API servers through. kubeadm adds control planes only to a cluster
+	// initialised with one (join preflight, "doesn't have a stable
+	// controlPlaneEndpoint address"), so the agent always sets it.
 	ControlPlaneEndpoint string
-	CertificateKey       vmcontext.Secret
+	// CertSANs are extra names and addresses of the API server certificate
+	// (the endpoint's host, so a user's VIP or DNS name verifies).
+	CertSANs []string
+	// CertificateKey encrypts the certificates `init --upload-certs`
+	// stores in the kubeadm-certs Secret for joining control planes.
+	CertificateKey vmcontext.Secret
 }
 
 // initConfig is InitParams after checks, in the shape both renderers use.
@@ -64,6 +75,7 @@ func (p InitParams) check() (initConfig, error) {
 		checkSubnet("ServiceSubnet", p.ServiceSubnet),
 		checkToken("Token", p.Token),
 		checkCertificateKey(p.CertificateKey),
+		checkLabels(p.NodeLabels),
 	}
 	for _, err := range checks {
 		if err != nil {
@@ -75,6 +87,11 @@ func (p InitParams) check() (initConfig, error) {
 	}
 	if p.ControlPlaneEndpoint != "" {
 		if err := checkEndpoint("ControlPlaneEndpoint", p.ControlPlaneEndpoint); err != nil {
+			return initConfig{}, err
+		}
+	}
+	for _, san := range p.CertSANs {
+		if err := checkSAN(san); err != nil {
 			return initConfig{}, err
 		}
 	}

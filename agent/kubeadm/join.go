@@ -26,6 +26,10 @@ type JoinParams struct {
 	CACertHash string
 
 	ControlPlane *JoinControlPlane // nil: a worker
+	// IgnorePreflight names preflight checks kubeadm skips on this node.
+	IgnorePreflight []string
+	// NodeLabels are set on the Node by its kubelet at registration.
+	NodeLabels map[string]string
 }
 
 // JoinControlPlane makes the joining node another control plane (HA).
@@ -56,6 +60,9 @@ func (p JoinParams) check() (joinConfig, error) {
 		return joinConfig{}, err
 	}
 	if err := checkAddr("NodeIP", p.NodeIP); err != nil {
+		return joinConfig{}, err
+	}
+	if err := checkLabels(p.NodeLabels); err != nil {
 		return joinConfig{}, err
 	}
 	if err := checkEndpoint("APIServerEndpoint", p.APIServerEndpoint); err != nil {

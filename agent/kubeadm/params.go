@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"sort"
 	"strconv"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	vmcontext "github.com/onekube/onekube/context"
 )
@@ -116,6 +119,23 @@ func checkEndpoint(field, s string) error {
 	return nil
 }
 
+// checkSAN accepts an IP address or a DNS name (wildcards are kubeadm's
+// business, not ours: none are rendered).
+func checkSAN(s string) error {
+	if _, err := netip.ParseAddr(s); err == nil {
+		return nil
+	}
+	if len(s) > 253 {
+		return fmt.Errorf("%w: certSAN %q is too long", ErrParams, s)
+	}
+	for _, label := range strings.Split(strings.ToLower(s), ".") {
+		if !dnsLabel(label) {
+			return fmt.Errorf("%w: certSAN %q is neither an IP address nor a DNS name", ErrParams, s)
+		}
+	}
+	return nil
+}
+
 // checkCertificateKey accepts an unset key or kubeadm's format: 32 random
 // bytes hex-encoded (what `kubeadm certs certificate-key` prints).
 func checkCertificateKey(k vmcontext.Secret) error {
@@ -125,6 +145,25 @@ func checkCertificateKey(k vmcontext.Secret) error {
 	b, err := hex.DecodeString(k.Reveal())
 	if err != nil || len(b) != 32 {
 		return fmt.Errorf("%w: CertificateKey must be 64 hex digits", ErrParams)
+	}
+	return nil
+}
+
+// checkLabels applies Kubernetes' label syntax, which the kubelet would
+// otherwise refuse only at start, after kubeadm has done half its work.
+func checkLabels(labels map[string]string) error {
+	keys := make([]string, 0, len(labels))
+	for k := range labels {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if errs := validation.IsQualifiedName(k); len(errs) > 0 {
+			return fmt.Errorf("%w: node label key %q: %s", ErrParams, k, errs[0])
+		}
+		if errs := validation.IsValidLabelValue(labels[k]); len(errs) > 0 {
+			return fmt.Errorf("%w: node label %s value %q: %s", ErrParams, k, labels[k], errs[0])
+		}
 	}
 	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"net/netip"
+	"sort"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -27,6 +29,34 @@ var tokenUsages = []string{"signing", "authentication"}
 // kubelet flag pinning the node's address; without it a multi-NIC VM may
 // register the wrong interface.
 const nodeIPArg = "node-ip"
+
+// kubelet flag setting the Node's labels at registration. NodeRestriction
+// lets a kubelet set labels on its own Node unless their prefix is
+// kubernetes.io or k8s.io (outside an allow-list), so onekube.io/ is free.
+const nodeLabelsArg = "node-labels"
+
+// LabelVMID is the label every onekube Node carries with its VM's
+// OpenNebula ID: the serve loops map Nodes to VMs by it, never by name.
+const LabelVMID = "onekube.io/vm-id"
+
+// kubeletArgs are the kubelet flags for a node: its address and, when set,
+// its labels as "k=v,k2=v2" in key order (a stable file).
+func kubeletArgs(ip netip.Addr, labels map[string]string) [][2]string {
+	args := [][2]string{{nodeIPArg, ip.String()}}
+	if len(labels) > 0 {
+		keys := make([]string, 0, len(labels))
+		for k := range labels {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			parts[i] = k + "=" + labels[k]
+		}
+		args = append(args, [2]string{nodeLabelsArg, strings.Join(parts, ",")})
+	}
+	return args
+}
 
 // bootstrapToken builds the one token init creates. The token was checked
 // already, so the conversion cannot fail.

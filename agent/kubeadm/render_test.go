@@ -65,15 +65,21 @@ func initCases() map[string]InitParams {
 	ha.ServiceSubnet = netip.MustParsePrefix("fd00:10:96::/112")
 	ha.TaintControlPlane = true
 	ha.ControlPlaneEndpoint = "[2001:db8::100]:6443"
+	ha.CertSANs = []string{"2001:db8::100"}
 	ha.CertificateKey = secret(testCertKey)
+	lb := baseInit()
+	lb.ControlPlaneEndpoint = "127.0.0.1:6444"
+	lb.CertSANs = []string{"127.0.0.1"}
+	lb.CertificateKey = secret(testCertKey)
 	ha.TokenTTL = 90 * time.Minute
 	minimal := baseInit()
 	minimal.BindPort, minimal.PodSubnet, minimal.ServiceSubnet = 0, netip.Prefix{}, netip.Prefix{}
 	return map[string]InitParams{
-		"init_v1beta4":         baseInit(),
-		"init_v1beta3":         v3,
-		"init_v1beta4_ha_ipv6": ha,
-		"init_v1beta4_minimal": minimal,
+		"init_v1beta4":               baseInit(),
+		"init_v1beta3":               v3,
+		"init_v1beta4_ha_ipv6":       ha,
+		"init_v1beta4_minimal":       minimal,
+		"init_v1beta4_localbalancer": lb,
 	}
 }
 
@@ -322,5 +328,79 @@ func TestRenderJoinRejects(t *testing.T) {
 				t.Errorf("err = %v wraps no sentinel", err)
 			}
 		})
+	}
+}
+
+// An operator's preflight ignores reach kubeadm in both config versions and
+// both documents; without any, the field stays out of the file.
+func TestRenderIgnorePreflight(t *testing.T) {
+	t.Parallel()
+	for _, api := range []string{V1Beta3, V1Beta4} {
+		ip := baseInit()
+		ip.APIVersion = api
+		ip.IgnorePreflight = []string{"NumCPU", "SystemVerification"}
+		jp := baseJoin()
+		jp.APIVersion = api
+		jp.IgnorePreflight = ip.IgnorePreflight
+		for name, render := range map[string]func() ([]byte, error){
+			"init": func() ([]byte, error) { return RenderInit(ip) },
+			"join": func() ([]byte, error) { return RenderJoin(jp) },
+		} {
+			out, err := render()
+			if err != nil {
+				t.Fatalf("%s %s: %v", api, name, err)
+			}
+			if !strings.Contains(string(out), "ignorePreflightErrors:\n  - NumCPU\n  - SystemVerification\n") {
+				t.Errorf("%s %s: no ignorePreflightErrors list in\n%s", api, name, out)
+			}
+		}
+	}
+	out, err := RenderInit(baseInit())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(out), "ignorePreflightErrors") {
+		t.Errorf("ignorePreflightErrors rendered without any set:\n%s", out)
+	}
+}
+
+// Node labels reach the kubelet's flags in both config versions, sorted
+// into one stable flag; a label the kubelet would refuse is refused here.
+func TestRenderNodeLabels(t *testing.T) {
+	t.Parallel()
+	labels := map[string]string{LabelVMID: "42", "example.com/zone": "a"}
+	for _, api := range []string{V1Beta3, V1Beta4} {
+		ip := baseInit()
+		ip.APIVersion, ip.NodeLabels = api, labels
+		jp := baseJoin()
+		jp.APIVersion, jp.NodeLabels = api, labels
+		for name, render := range map[string]func() ([]byte, error){
+			"init": func() ([]byte, error) { return RenderInit(ip) },
+			"join": func() ([]byte, error) { return RenderJoin(jp) },
+		} {
+			out, err := render()
+			if err != nil {
+				t.Fatalf("%s %s: %v", api, name, err)
+			}
+			if !strings.Contains(string(out), "example.com/zone=a,onekube.io/vm-id=42") {
+				t.Errorf("%s %s: node-labels missing or unsorted in\n%s", api, name, out)
+			}
+		}
+	}
+	for _, bad := range []map[string]string{
+		{"onekube.io/vm id": "1"},
+		{LabelVMID: "not a value!"},
+		{"": "x"},
+	} {
+		ip := baseInit()
+		ip.NodeLabels = bad
+		if _, err := RenderInit(ip); !errors.Is(err, ErrParams) {
+			t.Errorf("init with %v: err = %v, want ErrParams", bad, err)
+		}
+		jp := baseJoin()
+		jp.NodeLabels = bad
+		if _, err := RenderJoin(jp); !errors.Is(err, ErrParams) {
+			t.Errorf("join with %v: err = %v, want ErrParams", bad, err)
+		}
 	}
 }

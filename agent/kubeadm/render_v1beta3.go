@@ -20,9 +20,10 @@ func initV1Beta3(c initConfig) []any {
 		TypeMeta:        typeMeta3("InitConfiguration"),
 		BootstrapTokens: []bootstraptokenv1.BootstrapToken{bootstrapToken(p.Token, p.TokenTTL)},
 		NodeRegistration: v1beta3.NodeRegistrationOptions{
-			Name:             p.NodeName,
-			Taints:           taints(p.TaintControlPlane),
-			KubeletExtraArgs: map[string]string{nodeIPArg: p.AdvertiseAddress.String()},
+			Name:                  p.NodeName,
+			Taints:                taints(p.TaintControlPlane),
+			IgnorePreflightErrors: p.IgnorePreflight,
+			KubeletExtraArgs:      args3(kubeletArgs(p.AdvertiseAddress, p.NodeLabels)),
 		},
 		LocalAPIEndpoint: v1beta3.APIEndpoint{
 			AdvertiseAddress: p.AdvertiseAddress.String(),
@@ -34,6 +35,7 @@ func initV1Beta3(c initConfig) []any {
 		TypeMeta:             typeMeta3("ClusterConfiguration"),
 		KubernetesVersion:    c.k8sVersion,
 		ControlPlaneEndpoint: p.ControlPlaneEndpoint,
+		APIServer:            v1beta3.APIServer{CertSANs: p.CertSANs},
 		Networking: v1beta3.Networking{
 			PodSubnet:     prefixString(p.PodSubnet),
 			ServiceSubnet: prefixString(p.ServiceSubnet),
@@ -47,9 +49,10 @@ func joinV1Beta3(c joinConfig) any {
 	jc := &v1beta3.JoinConfiguration{
 		TypeMeta: typeMeta3("JoinConfiguration"),
 		NodeRegistration: v1beta3.NodeRegistrationOptions{
-			Name:             p.NodeName,
-			Taints:           nil,
-			KubeletExtraArgs: map[string]string{nodeIPArg: p.NodeIP.String()},
+			Name:                  p.NodeName,
+			Taints:                nil,
+			IgnorePreflightErrors: p.IgnorePreflight,
+			KubeletExtraArgs:      args3(kubeletArgs(p.NodeIP, p.NodeLabels)),
 		},
 		Discovery: v1beta3.Discovery{
 			BootstrapToken: &v1beta3.BootstrapTokenDiscovery{
@@ -70,4 +73,12 @@ func joinV1Beta3(c joinConfig) any {
 		}
 	}
 	return jc
+}
+
+func args3(kv [][2]string) map[string]string {
+	out := make(map[string]string, len(kv))
+	for _, a := range kv {
+		out[a[0]] = a[1]
+	}
+	return out
 }

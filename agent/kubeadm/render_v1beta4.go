@@ -19,9 +19,10 @@ func initV1Beta4(c initConfig) []any {
 		TypeMeta:        typeMeta4("InitConfiguration"),
 		BootstrapTokens: []bootstraptokenv1.BootstrapToken{bootstrapToken(p.Token, p.TokenTTL)},
 		NodeRegistration: v1beta4.NodeRegistrationOptions{
-			Name:             p.NodeName,
-			Taints:           taints(p.TaintControlPlane),
-			KubeletExtraArgs: []v1beta4.Arg{{Name: nodeIPArg, Value: p.AdvertiseAddress.String()}},
+			Name:                  p.NodeName,
+			Taints:                taints(p.TaintControlPlane),
+			IgnorePreflightErrors: p.IgnorePreflight,
+			KubeletExtraArgs:      args4(kubeletArgs(p.AdvertiseAddress, p.NodeLabels)),
 		},
 		LocalAPIEndpoint: v1beta4.APIEndpoint{
 			AdvertiseAddress: p.AdvertiseAddress.String(),
@@ -33,6 +34,7 @@ func initV1Beta4(c initConfig) []any {
 		TypeMeta:             typeMeta4("ClusterConfiguration"),
 		KubernetesVersion:    c.k8sVersion,
 		ControlPlaneEndpoint: p.ControlPlaneEndpoint,
+		APIServer:            v1beta4.APIServer{CertSANs: p.CertSANs},
 		Networking: v1beta4.Networking{
 			PodSubnet:     prefixString(p.PodSubnet),
 			ServiceSubnet: prefixString(p.ServiceSubnet),
@@ -49,8 +51,9 @@ func joinV1Beta4(c joinConfig) any {
 			Name: p.NodeName,
 			// A worker gets no taints either way; a control plane gets
 			// kubeadm's unless the caller dropped it.
-			Taints:           nil,
-			KubeletExtraArgs: []v1beta4.Arg{{Name: nodeIPArg, Value: p.NodeIP.String()}},
+			Taints:                nil,
+			IgnorePreflightErrors: p.IgnorePreflight,
+			KubeletExtraArgs:      args4(kubeletArgs(p.NodeIP, p.NodeLabels)),
 		},
 		Discovery: v1beta4.Discovery{
 			BootstrapToken: &v1beta4.BootstrapTokenDiscovery{
@@ -71,4 +74,12 @@ func joinV1Beta4(c joinConfig) any {
 		}
 	}
 	return jc
+}
+
+func args4(kv [][2]string) []v1beta4.Arg {
+	out := make([]v1beta4.Arg, len(kv))
+	for i, a := range kv {
+		out[i] = v1beta4.Arg{Name: a[0], Value: a[1]}
+	}
+	return out
 }

@@ -34,11 +34,25 @@ func (r Runner) run(ctx context.Context, secrets []vmcontext.Secret, args ...str
 	return r.Exec.Run(ctx, system.Cmd{Name: r.binary(), Args: args, Secrets: secrets})
 }
 
-// Init runs `kubeadm init --config configPath --skip-token-print`: the token
-// is known from the config, so kubeadm need not print it to the journal.
-// secrets are the values inside the config (token, certificate key).
+// Init runs `kubeadm init --config configPath --skip-token-print
+// --upload-certs`: the token is known from the config, so kubeadm need not
+// print it to the journal, and the certificates go into the kubeadm-certs
+// Secret for joining control planes, encrypted with the config's
+// certificateKey (kubeadm prints a key only when it generated one, and the
+// config always carries one). secrets are the values inside the config
+// (token, certificate key).
 func (r Runner) Init(ctx context.Context, configPath string, secrets ...vmcontext.Secret) error {
-	_, err := r.run(ctx, secrets, "init", "--config", configPath, "--skip-token-print")
+	_, err := r.run(ctx, secrets, "init", "--config", configPath, "--skip-token-print", "--upload-certs")
+	return err
+}
+
+// UploadCerts runs `kubeadm init phase upload-certs --upload-certs --config
+// configPath` on a control plane: the certificates go into the
+// kubeadm-certs Secret again, encrypted with the config's certificateKey,
+// for 2 hours. The key comes in the config because `--certificate-key`
+// cannot be combined with `--config`.
+func (r Runner) UploadCerts(ctx context.Context, configPath string, secrets ...vmcontext.Secret) error {
+	_, err := r.run(ctx, secrets, "init", "phase", "upload-certs", "--upload-certs", "--config", configPath)
 	return err
 }
 

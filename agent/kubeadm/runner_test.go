@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/onekube/onekube/agent/system"
 	"github.com/onekube/onekube/agent/system/systemtest"
@@ -12,6 +13,8 @@ import (
 )
 
 func TestRunnerCommands(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
 	t.Parallel()
 	tok := secret(testToken)
 	cases := []struct {
@@ -19,11 +22,11 @@ func TestRunnerCommands(t *testing.T) {
 		run  func(Runner) error
 		want string
 	}{
-		{"init", func(r Runner) error { return r.Init(context.Background(), "/etc/onekube/init.yaml", tok) },
-			"kubeadm init --config /etc/onekube/init.yaml --skip-token-print"},
-		{"join", func(r Runner) error { return r.Join(context.Background(), "/etc/onekube/join.yaml", tok) },
+		{"init", func(r Runner) error { return r.Init(ctx, "/etc/onekube/init.yaml", tok) },
+			"kubeadm init --config /etc/onekube/init.yaml --skip-token-print --upload-certs"},
+		{"join", func(r Runner) error { return r.Join(ctx, "/etc/onekube/join.yaml", tok) },
 			"kubeadm join --config /etc/onekube/join.yaml"},
-		{"reset", func(r Runner) error { return r.Reset(context.Background()) }, "kubeadm reset -f"},
+		{"reset", func(r Runner) error { return r.Reset(ctx) }, "kubeadm reset -f"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -47,25 +50,29 @@ func TestRunnerCommands(t *testing.T) {
 }
 
 func TestRunnerBinary(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
 	t.Parallel()
 	fx := (&systemtest.FakeExec{}).On("/opt/k8s/kubeadm", systemtest.Reply{})
-	if err := (Runner{Exec: fx, Binary: "/opt/k8s/kubeadm"}).Reset(context.Background()); err != nil {
+	if err := (Runner{Exec: fx, Binary: "/opt/k8s/kubeadm"}).Reset(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := (Runner{}).Reset(context.Background()); err == nil || !strings.Contains(err.Error(), "no Exec") {
+	if err := (Runner{}).Reset(ctx); err == nil || !strings.Contains(err.Error(), "no Exec") {
 		t.Errorf("nil Exec: %v", err)
 	}
 }
 
 // A failing kubeadm that echoes the token must not carry it into the error.
 func TestRunnerRedactsFailures(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
 	t.Parallel()
 	tok := secret(testToken)
 	fx := (&systemtest.FakeExec{}).On("kubeadm join", systemtest.Reply{
 		Stderr: "error execution phase preflight: couldn't validate the identity of the API Server: token " + testToken + " rejected",
 		Code:   1,
 	})
-	err := Runner{Exec: fx}.Join(context.Background(), "/j.yaml", tok)
+	err := Runner{Exec: fx}.Join(ctx, "/j.yaml", tok)
 	var ee *system.ExitError
 	if !errors.As(err, &ee) || ee.Code != 1 {
 		t.Fatalf("err = %v, want *system.ExitError", err)
@@ -79,6 +86,8 @@ func TestRunnerRedactsFailures(t *testing.T) {
 }
 
 func TestRunnerVersion(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
 	t.Parallel()
 	cases := []struct {
 		out, want, err string
@@ -94,7 +103,7 @@ func TestRunnerVersion(t *testing.T) {
 	}
 	for _, tc := range cases {
 		fx := (&systemtest.FakeExec{}).On("kubeadm version", systemtest.Reply{Stdout: tc.out})
-		got, err := Runner{Exec: fx}.Version(context.Background())
+		got, err := Runner{Exec: fx}.Version(ctx)
 		if tc.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
 				t.Errorf("Version(%q) err = %v, want %q", tc.out, err, tc.err)
@@ -109,7 +118,7 @@ func TestRunnerVersion(t *testing.T) {
 		}
 	}
 	fx := (&systemtest.FakeExec{}).On("kubeadm", systemtest.Reply{Err: errors.New("exec: \"kubeadm\": executable file not found in $PATH")})
-	if _, err := (Runner{Exec: fx}).Version(context.Background()); err == nil || !strings.Contains(err.Error(), "not found") {
+	if _, err := (Runner{Exec: fx}).Version(ctx); err == nil || !strings.Contains(err.Error(), "not found") {
 		t.Errorf("missing binary: %v", err)
 	}
 }

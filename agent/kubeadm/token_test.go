@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"net/netip"
 	"strings"
 	"testing"
+	"time"
+
+	vmcontext "github.com/onekube/onekube/context"
 )
 
 func TestValidToken(t *testing.T) {
@@ -113,4 +117,43 @@ func TestCheckTokenKeepsSecretOutOfErrors(t *testing.T) {
 	if !errors.Is(err, ErrToken) || strings.Contains(err.Error(), bad) {
 		t.Errorf("err = %v: want ErrToken without the value", err)
 	}
+}
+
+// TestInitConfigToken reads the token back from a rendered init config, the
+// one place a rerun takes it from.
+func TestInitConfigToken(t *testing.T) {
+	t.Parallel()
+	out, err := RenderInit(InitParams{KubernetesVersion: "v1.36.3", NodeName: "master-3", AdvertiseAddress: netip.MustParseAddr("10.0.0.3"),
+		Token: vmcontext.NewSecret("abcdef.0123456789abcdef"), TokenTTL: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := InitConfigToken(out)
+	if err != nil || tok.Reveal() != "abcdef.0123456789abcdef" {
+		t.Fatalf("InitConfigToken = %v, %v", tok.Reveal(), err)
+	}
+	for name, bad := range map[string]string{
+		"no init document": "kind: ClusterConfiguration\n",
+		"no token":         "kind: InitConfiguration\nbootstrapTokens: []\n",
+		"garbage token":    "kind: InitConfiguration\nbootstrapTokens:\n- token: GARBAGE-secretvalue\n",
+		"not YAML":         "kind: [",
+	} {
+		_, err := InitConfigToken([]byte(bad))
+		if !errors.Is(err, ErrToken) || strings.Contains(err.Error(), "secretvalue") {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+// FuzzInitConfigToken: a hand-edited init config gives a valid token or an
+// error that does not echo it.
+func FuzzInitConfigToken(f *testing.F) {
+	f.Add("kind: InitConfiguration\nbootstrapTokens:\n- token: abcdef.0123456789abcdef\n")
+	f.Add("kind: ClusterConfiguration\n---\nkind: InitConfiguration\n")
+	f.Fuzz(func(t *testing.T, config string) {
+		tok, err := InitConfigToken([]byte(config))
+		if err == nil && !ValidToken(tok.Reveal()) {
+			t.Fatalf("accepted %q", tok.Reveal())
+		}
+	})
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"slices"
 	"time"
 
@@ -24,8 +25,13 @@ const (
 )
 
 // FormatVersion is the version of the state file layout. A file written by a
-// newer agent is refused rather than half-understood.
-const FormatVersion = 1
+// newer agent is refused rather than half-understood; an older one is
+// migrated on load and written back in this layout.
+//
+//   - 1: the bootstrap token in "token".
+//   - 2: no secret at all. The token lives only in the kubeadm init config
+//     (0600) kubeadm read, which is also the one place a rerun takes it from.
+const FormatVersion = 2
 
 // State is the agent's memory. A missing file is the empty state.
 type State struct {
@@ -37,8 +43,8 @@ type State struct {
 	// Attempted lists the commands started and not known to have finished
 	// (e.g. "kubeadm-join"); a rerun resets the node before trying again.
 	Attempted []string `json:"attempted,omitempty"`
-	// Token is the bootstrap token this master created. It is kept so a
-	// rerun after a crash publishes the token the cluster knows.
+	// Token is the bootstrap token of this run, in memory only. A version 1
+	// file carried it; it is read from there once and never written again.
 	Token vmcontext.Secret `json:"-"`
 	// Published holds what this VM wrote to OneGate (the token masked on
 	// output: see Masked).
@@ -47,11 +53,26 @@ type State struct {
 	UpdatedAt time.Time         `json:"updated_at,omitzero"`
 }
 
-// onDisk is State as stored: the token as plain text, in a 0600 file.
+// onDisk is State as stored.
 type onDisk struct {
 	Version int `json:"version"`
 	State
+}
+
+// onDiskV1 is the version 1 layout: the same fields plus the token.
+type onDiskV1 struct {
+	State
 	Token string `json:"token,omitempty"`
+}
+
+// Empty reports whether s holds no record of any work: no phase completed
+// or attempted. A missing, null, {} or hand-emptied file all read so.
+func (s *State) Empty() bool { return len(s.Completed) == 0 && len(s.Attempted) == 0 }
+
+// Restart forgets the work of an earlier bootstrap (it was undone with
+// kubeadm reset), keeping whose state this is.
+func (s *State) Restart() {
+	*s = State{VMID: s.VMID, Role: s.Role, UpdatedAt: s.UpdatedAt}
 }
 
 // Done reports whether phase completed.
@@ -111,26 +132,59 @@ func (st Store) Load() (*State, error) {
 	return Parse(b)
 }
 
-// Parse decodes a state file.
+// ErrCorrupt wraps a state file that does not parse.
+var ErrCorrupt = errors.New("state file is corrupt")
+
+// Parse decodes a state file of any known version.
 func Parse(b []byte) (*State, error) {
+	var v struct {
+		Version int `json:"version"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrCorrupt, StateFile, err)
+	}
+	switch {
+	case v.Version > FormatVersion:
+		return nil, fmt.Errorf("state file %s has format %d, this agent understands up to %d", StateFile, v.Version, FormatVersion)
+	case v.Version <= 1: // 0: a file without a version, as written by hand
+		var d onDiskV1
+		if err := json.Unmarshal(b, &d); err != nil {
+			return nil, fmt.Errorf("%w: %s: %w", ErrCorrupt, StateFile, err)
+		}
+		s := d.State
+		s.Token = vmcontext.NewSecret(d.Token)
+		return &s, nil
+	}
 	var d onDisk
 	if err := json.Unmarshal(b, &d); err != nil {
-		return nil, fmt.Errorf("parsing state file %s: %w", StateFile, err)
-	}
-	if d.Version > FormatVersion {
-		return nil, fmt.Errorf("state file %s has format %d, this agent understands up to %d", StateFile, d.Version, FormatVersion)
+		return nil, fmt.Errorf("%w: %s: %w", ErrCorrupt, StateFile, err)
 	}
 	s := d.State
-	s.Token = vmcontext.NewSecret(d.Token)
 	return &s, nil
 }
 
-// Save writes s atomically with mode 0600, in a 0700 directory.
+// SetAside renames a state file that cannot be read to
+// state.json.corrupt-<time>, keeping it for the operator, and returns the
+// new name (under the root).
+func (st Store) SetAside(at time.Time) (string, error) {
+	dst := StateFile + ".corrupt-" + at.UTC().Format("20060102T150405Z")
+	if err := os.Rename(st.Root.Path(StateFile), st.Root.Path(dst)); err != nil {
+		return "", fmt.Errorf("setting the corrupt state file aside: %w", err)
+	}
+	return dst, nil
+}
+
+// Save writes s atomically with mode 0600, in a 0700 directory. The token
+// is never written (format 2).
 func (st Store) Save(s *State) error {
 	if err := st.Root.MkdirAll(Dir, 0o700); err != nil {
 		return fmt.Errorf("creating state directory: %w", err)
 	}
-	b, err := json.MarshalIndent(onDisk{Version: FormatVersion, State: *s, Token: s.Token.Reveal()}, "", "  ")
+	out := *s
+	if len(out.Published) > 0 {
+		out.Published = s.Masked()
+	}
+	b, err := json.MarshalIndent(onDisk{Version: FormatVersion, State: out}, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encoding state: %w", err)
 	}

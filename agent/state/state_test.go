@@ -1,7 +1,10 @@
 package state
 
 import (
+	"errors"
+	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -30,8 +33,11 @@ func TestStoreRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Token.Reveal() != "abcdef.0123456789abcdef" {
-		t.Error("token not persisted")
+	if !got.Token.IsZero() {
+		t.Error("token persisted; format 2 keeps no secret")
+	}
+	if b, _ := st.Root.ReadFile(StateFile); strings.Contains(string(b), "0123456789abcdef") || !strings.Contains(string(b), `"version": 2`) {
+		t.Errorf("state file:\n%s", b)
 	}
 	if strings.Join(got.Completed, ",") != "token,kubeadm-init" || got.WasAttempted("kubeadm-init") {
 		t.Errorf("completed %v, attempted %v", got.Completed, got.Attempted)
@@ -60,12 +66,98 @@ func TestParseRejects(t *testing.T) {
 	t.Parallel()
 	for name, in := range map[string]string{
 		"garbage": "{",
+		"array":   "[]",
 		"newer":   `{"version": 99}`,
 	} {
 		if _, err := Parse([]byte(in)); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 	}
+	if _, err := Parse([]byte("{")); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("garbage: %v, want ErrCorrupt", err)
+	}
+}
+
+// TestMigrateV1: a version 1 file's token is read once (for a rerun that
+// needs it) and never written back.
+func TestMigrateV1(t *testing.T) {
+	t.Parallel()
+	st := Store{Root: system.Root(t.TempDir())}
+	v1 := `{"version":1,"vmid":3,"role":"init","completed":["token","render-init","kubeadm-init"],"token":"abcdef.0123456789abcdef","last_error":"x"}`
+	if err := st.Root.WriteFile(StateFile, []byte(v1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := st.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.VMID != 3 || !s.Done("kubeadm-init") || s.Token.Reveal() != "abcdef.0123456789abcdef" || s.LastError != "x" {
+		t.Fatalf("migrated %+v", s)
+	}
+	if err := st.Save(s); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := st.Root.ReadFile(StateFile); strings.Contains(string(b), "abcdef") {
+		t.Errorf("token written back:\n%s", b)
+	}
+}
+
+func TestEmptyStates(t *testing.T) {
+	t.Parallel()
+	for _, in := range []string{`null`, `{}`, `{"version":2,"vmid":3,"role":"init","completed":[]}`, `{"vmid":3,"phase":"done"}`} {
+		s, err := Parse([]byte(in))
+		if err != nil || !s.Empty() {
+			t.Errorf("%s: %+v, %v; want an empty record", in, s, err)
+		}
+	}
+	s := &State{VMID: 3, Role: "init", Completed: []string{"token"}, LastError: "x"}
+	if s.Empty() {
+		t.Error("a record with a completed phase is empty")
+	}
+	s.Restart()
+	if !s.Empty() || s.VMID != 3 || s.Role != "init" || s.LastError != "" {
+		t.Errorf("after Restart: %+v", s)
+	}
+}
+
+func TestSetAside(t *testing.T) {
+	t.Parallel()
+	st := Store{Root: system.Root(t.TempDir())}
+	if err := st.Root.WriteFile(StateFile, []byte("{garbage"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Load(); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("Load = %v", err)
+	}
+	name, err := st.SetAside(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	if err != nil || name != StateFile+".corrupt-20260102T030405Z" {
+		t.Fatalf("SetAside = %q, %v", name, err)
+	}
+	if b, _ := st.Root.ReadFile(name); string(b) != "{garbage" {
+		t.Error("the corrupt file was not kept")
+	}
+	if s, err := st.Load(); err != nil || !s.Empty() {
+		t.Errorf("after SetAside: %+v, %v", s, err)
+	}
+}
+
+func TestLock(t *testing.T) {
+	t.Parallel()
+	st := Store{Root: system.Root(t.TempDir())}
+	unlock, err := st.Lock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = st.Lock()
+	if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), fmt.Sprintf("PID %d", os.Getpid())) {
+		t.Errorf("second lock: %v", err)
+	}
+	unlock()
+	again, err := st.Lock()
+	if err != nil {
+		t.Fatalf("lock after release: %v", err)
+	}
+	again()
 }
 
 // FuzzParse: a state file may be truncated or edited by hand; Parse must
@@ -87,7 +179,7 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			t.Fatalf("reload: %v", err)
 		}
-		if back.Token.Reveal() != s.Token.Reveal() || back.VMID != s.VMID {
+		if back.VMID != s.VMID || !slices.Equal(back.Completed, s.Completed) || !back.Token.IsZero() {
 			t.Fatalf("round trip changed the state")
 		}
 	})

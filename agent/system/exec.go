@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os/exec"
 	"strings"
+	"time"
 
 	vmcontext "github.com/onekube/onekube/context"
 )
@@ -42,6 +43,11 @@ type Exec interface {
 	Run(ctx context.Context, c Cmd) (Result, error)
 }
 
+// ErrNoDeadline is returned for a command started without a deadline: a
+// hung kubeadm or kubectl must never hold the boot until systemd's own
+// timeout, so every caller bounds every command.
+var ErrNoDeadline = errors.New("command has no deadline")
+
 // ExitError reports a command that ran and failed. Its message carries the
 // redacted command line and the tail of its output, so a phase error tells
 // the operator what kubeadm said without a trip to the journal.
@@ -49,6 +55,9 @@ type ExitError struct {
 	Cmd    string // redacted
 	Code   int
 	Output string // redacted tail of stderr, else stdout
+	// Reason is the redacted lines of the output that say why it failed
+	// (see Reason), for a report with no room for the whole tail.
+	Reason string
 }
 
 func (e *ExitError) Error() string {
@@ -57,6 +66,32 @@ func (e *ExitError) Error() string {
 	}
 	return fmt.Sprintf("%s: exit status %d: %s", e.Cmd, e.Code, e.Output)
 }
+
+// Brief says what failed in few words, the tool's reason first: the
+// command's name and subcommand (never its arguments), the exit status and
+// Reason. It is what a 240-character OneGate report carries.
+func (e *ExitError) Brief() string {
+	name := e.Cmd
+	if f := strings.Fields(e.Cmd); len(f) > 1 && !strings.HasPrefix(f[1], "-") {
+		name = f[0] + " " + f[1]
+	} else if len(f) > 0 {
+		name = f[0]
+	}
+	if e.Reason == "" {
+		return fmt.Sprintf("%s exited %d", name, e.Code)
+	}
+	return fmt.Sprintf("%s exited %d: %s", name, e.Code, e.Reason)
+}
+
+// NewExitError builds the error of a command that exited with code.
+func NewExitError(c Cmd, code int, r Result) *ExitError {
+	return &ExitError{Cmd: c.String(), Code: code, Output: Tail(r, c.Secrets...), Reason: Reason(r, c.Secrets...)}
+}
+
+// waitDelay bounds how long Run waits for a killed command's output pipes:
+// a child it left behind (kubeadm starts systemctl, crictl...) may hold
+// them open.
+const waitDelay = 5 * time.Second
 
 // outputTail bounds what an error carries: enough for kubeadm's last
 // complaint, not a whole preflight report.
@@ -67,9 +102,13 @@ type OSExec struct{}
 
 var _ Exec = OSExec{}
 
-// Run starts c and waits for it; ctx cancels it.
+// Run starts c and waits for it; ctx cancels it and must carry a deadline.
 func (OSExec) Run(ctx context.Context, c Cmd) (Result, error) {
+	if _, ok := ctx.Deadline(); !ok {
+		return Result{}, fmt.Errorf("%s: %w", c.String(), ErrNoDeadline)
+	}
 	cmd := exec.CommandContext(ctx, c.Name, c.Args...)
+	cmd.WaitDelay = waitDelay
 	if len(c.Env) > 0 {
 		cmd.Env = append(cmd.Environ(), c.Env...)
 	}
@@ -85,9 +124,12 @@ func (OSExec) Run(ctx context.Context, c Cmd) (Result, error) {
 	}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) && ctx.Err() == nil {
-		return res, &ExitError{Cmd: c.String(), Code: ee.ExitCode(), Output: Tail(res, c.Secrets...)}
+		return res, NewExitError(c, ee.ExitCode(), res)
 	}
 	if ctx.Err() != nil {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return res, fmt.Errorf("%s: killed after its deadline, %w", c.String(), ctx.Err())
+		}
 		return res, fmt.Errorf("%s: %w", c.String(), ctx.Err())
 	}
 	// Not started (not on PATH, not executable): the error names the binary only.

@@ -44,8 +44,13 @@ func (f *FakeExec) On(key string, r ...Reply) *FakeExec {
 	return f
 }
 
-// Run records c and plays the next scripted reply.
-func (f *FakeExec) Run(_ context.Context, c system.Cmd) (system.Result, error) {
+// Run records c and plays the next scripted reply. Like the real Exec it
+// refuses a context without a deadline, so a test of any caller proves
+// every command it starts is bounded.
+func (f *FakeExec) Run(ctx context.Context, c system.Cmd) (system.Result, error) {
+	if _, ok := ctx.Deadline(); !ok {
+		return system.Result{}, fmt.Errorf("%s: %w", c.String(), system.ErrNoDeadline)
+	}
 	f.mu.Lock()
 	f.Calls = append(f.Calls, c)
 	key := c.Name
@@ -70,7 +75,7 @@ func (f *FakeExec) Run(_ context.Context, c system.Cmd) (system.Result, error) {
 		return res, r.Err
 	}
 	if r.Code != 0 {
-		return res, &system.ExitError{Cmd: c.String(), Code: r.Code, Output: system.Tail(res, c.Secrets...)}
+		return res, system.NewExitError(c, r.Code, res)
 	}
 	return res, nil
 }

@@ -14,7 +14,11 @@ func TestFakeExecScript(t *testing.T) {
 	f := (&FakeExec{}).
 		On("kubeadm init", Reply{Code: 1, Stderr: "preflight failed"}, Reply{Stdout: "ok"}).
 		On("kubectl", Reply{Stdout: "applied"})
-	ctx := context.Background()
+	if _, err := f.Run(context.Background(), system.Cmd{Name: "kubectl"}); !errors.Is(err, system.ErrNoDeadline) {
+		t.Errorf("unbounded call: %v, want ErrNoDeadline", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
 	_, err := f.Run(ctx, system.Cmd{Name: "kubeadm", Args: []string{"init", "--config", "x"}})
 	var ee *system.ExitError
 	if !errors.As(err, &ee) || ee.Output != "preflight failed" {
