@@ -1,0 +1,355 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
+
+	"github.com/onekube/onekube/agent"
+	"github.com/onekube/onekube/agent/certgrant"
+	"github.com/onekube/onekube/agent/etcdm"
+	"github.com/onekube/onekube/agent/kubeadm"
+	"github.com/onekube/onekube/agent/system"
+	vmcontext "github.com/onekube/onekube/context"
+	"github.com/onekube/onekube/context/onegate"
+)
+
+// Timings of the control-plane loop. kubeadm deletes the kubeadm-certs
+// Secret with the bootstrap token it owns after 2 h
+// (cmd/kubeadm/app/constants DefaultCertTokenDuration; copycerts
+// createShortLivedBootstrapToken): a key is handed out only while it has
+// certMargin of that left, so a join never starts on certificates about
+// to vanish.
+const (
+	CertTTL       = 2 * time.Hour
+	certMargin    = 30 * time.Minute
+	grantTokenTTL = time.Hour
+	cpFastTick    = 2 * time.Second
+	cpIdleTick    = 30 * time.Second
+	cpPendingFast = 10 * time.Minute
+)
+
+// Uploader stores the control-plane certificates in kubeadm-certs again,
+// encrypted with key (kubeadm init phase upload-certs).
+type Uploader interface {
+	UploadCerts(ctx context.Context, key vmcontext.Secret) error
+}
+
+// Members is the etcd membership the loop manages; *etcdm.Client
+// implements it.
+type Members interface {
+	Members(ctx context.Context) ([]etcdm.Member, error)
+	RemoveMember(ctx context.Context, peerIP netip.Addr) error
+}
+
+// ControlPlane is the acting master's side of a master joining
+// (docs/architecture.md §3). Masters join one at a time in VM-ID order;
+// the one whose turn it is publishes an age recipient once its disk is
+// clean. For that recipient, once, the loop removes the joining VM's stale
+// etcd member (a recreated master's, or a failed attempt's; refused
+// loudly when quorum would break), makes sure the uploaded certificates
+// have time left (uploading fresh ones otherwise), mints a bootstrap
+// token, and publishes both sealed to the recipient. It erases the grant
+// as soon as that master is READY or its request changes. It also
+// publishes the etcd member list for `onekube-flow status`.
+type ControlPlane struct {
+	OneGate    agent.OneGate
+	Client     kubernetes.Interface
+	Uploader   Uploader
+	Members    Members // nil: no stacked etcd to manage
+	Clock      system.Clock
+	Self       int
+	MasterRole string
+	// InitKey, when set, returns the key kubeadm init uploaded on this
+	// master and a time no later than the upload, so the first joins need
+	// no second upload.
+	InitKey func() (vmcontext.Secret, time.Time, bool)
+
+	started  bool
+	key      vmcontext.Secret
+	uploaded time.Time
+	grant    string // published by this master, "" for none
+	tokenID  string // the token minted for grant, if this run minted it
+	etcd     string // ONEGATE_K8S_ETCD as published
+	etcdErr  string // ONEGATE_K8S_ETCD_ERROR as published
+	joining  int
+	// pendingSince is when a master was last seen neither READY nor failed
+	// after all were (zero: none pending).
+	pendingSince time.Time
+}
+
+var _ Loop = (*ControlPlane)(nil)
+
+// Name implements Loop.
+func (c *ControlPlane) Name() string { return "controlplane" }
+
+// Report implements Reporter.
+func (c *ControlPlane) Report() any {
+	return map[string]any{"joining_vm": c.joining, "granted": c.grant != "", "etcd": c.etcd, "etcd_error": c.etcdErr}
+}
+
+// Tick implements Loop.
+func (c *ControlPlane) Tick(ctx context.Context) (time.Duration, error) {
+	if !c.started {
+		vm, err := c.OneGate.GetVM(ctx)
+		if err != nil {
+			return 0, err
+		}
+		ut := vm.UserTemplate
+		c.grant, c.etcd, c.etcdErr = ut[vmcontext.KeyPubCertKey], ut[vmcontext.KeyPubEtcd], ut[vmcontext.KeyPubEtcdError]
+		if c.InitKey != nil {
+			c.key, c.uploaded, _ = c.InitKey()
+		}
+		c.started = true
+	}
+	masters, err := c.masters(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if c.Members != nil {
+		if ms, err := c.Members.Members(ctx); err == nil {
+			if err := c.set(ctx, vmcontext.KeyPubEtcd, &c.etcd, etcdm.Summary(ms)); err != nil {
+				return 0, err
+			}
+		}
+	}
+	j, recipient, pending := turn(masters, c.Self)
+	c.joining = 0
+	if j != nil {
+		c.joining = j.ID
+	}
+	if c.grant != "" && !c.grantFor(j, recipient) {
+		if err := c.withdraw(ctx); err != nil {
+			return 0, err
+		}
+	}
+	if !pending {
+		c.pendingSince = time.Time{}
+	} else if c.pendingSince.IsZero() {
+		c.pendingSince = c.Clock.Now()
+	}
+	if j == nil {
+		// A master boots or waits for its turn: its request is near,
+		// unless it has been down for long (then OneGate is spared).
+		if pending && c.Clock.Now().Sub(c.pendingSince) < cpPendingFast {
+			return cpFastTick, nil
+		}
+		return cpIdleTick, nil
+	}
+	if c.grantFor(j, recipient) || grantedElsewhere(masters, c.Self, j.ID, recipient, c.Clock.Now()) {
+		return cpFastTick, nil
+	}
+	if err := c.answer(ctx, j, recipient); err != nil {
+		return 0, err
+	}
+	return cpFastTick, nil
+}
+
+// masters reads the master role's VMs, lowest ID first.
+func (c *ControlPlane) masters(ctx context.Context) ([]*onegate.VM, error) {
+	svc, err := c.OneGate.GetService(ctx)
+	if err != nil {
+		return nil, err
+	}
+	role := svc.Role(c.MasterRole)
+	if role == nil {
+		return nil, fmt.Errorf("service %d has no role %q", svc.ID, c.MasterRole)
+	}
+	var out []*onegate.VM
+	for _, n := range role.Nodes {
+		if n.VMID == c.Self {
+			out = append(out, &onegate.VM{ID: c.Self})
+			continue
+		}
+		vm, err := c.OneGate.GetVMByID(ctx, n.VMID)
+		if err != nil {
+			return nil, fmt.Errorf("reading master VM %d: %w", n.VMID, err)
+		}
+		out = append(out, vm)
+	}
+	slices.SortFunc(out, func(a, b *onegate.VM) int { return a.ID - b.ID })
+	return out, nil
+}
+
+// turn is the master whose turn it is to join, with its recipient: the
+// lowest-ID master that is neither READY nor failed, if it asked. Masters
+// behind it wait for it, as it waits for those before it. pending says
+// some master is neither READY nor failed.
+func turn(masters []*onegate.VM, self int) (vm *onegate.VM, recipient string, pending bool) {
+	for _, vm := range masters {
+		if vm.ID == self {
+			continue
+		}
+		ut := vm.UserTemplate
+		if strings.EqualFold(ut[vmcontext.KeyReady], "YES") || strings.TrimSpace(ut[vmcontext.KeyPubPhase]) == agent.PhaseFailed {
+			continue
+		}
+		r := strings.TrimSpace(ut[vmcontext.KeyPubRecipient])
+		if r == "" {
+			return nil, "", true
+		}
+		return vm, r, true
+	}
+	return nil, "", false
+}
+
+func (c *ControlPlane) grantFor(j *onegate.VM, recipient string) bool {
+	if j == nil || c.grant == "" {
+		return false
+	}
+	g, err := certgrant.Parse(c.grant)
+	return err == nil && g.VMID == j.ID && g.Recipient == recipient && g.Expires.After(c.Clock.Now())
+}
+
+// grantedElsewhere: another master (a former acting one) granted this
+// request; the joiner may be using it, so its etcd member must be left
+// alone and nothing uploaded over its certificates.
+func grantedElsewhere(masters []*onegate.VM, self, vmid int, recipient string, now time.Time) bool {
+	for _, vm := range masters {
+		if vm.ID == self {
+			continue
+		}
+		g, err := certgrant.Parse(vm.UserTemplate[vmcontext.KeyPubCertKey])
+		if err == nil && g.VMID == vmid && g.Recipient == recipient && g.Expires.After(now) {
+			return true
+		}
+	}
+	return false
+}
+
+// answer serves one request, once.
+func (c *ControlPlane) answer(ctx context.Context, j *onegate.VM, recipient string) error {
+	if c.Members != nil {
+		ms, err := c.Members.Members(ctx)
+		if err != nil {
+			return err
+		}
+		for _, m := range ms {
+			if slices.Contains(j.Addrs(), m.PeerIP()) && m.Healthy {
+				// Its etcd runs: a join under way (a grant that expired
+				// in its hands), not a stale member. Never cut it.
+				return fmt.Errorf("VM %d's etcd member at %s is live; not granting again while it runs", j.ID, m.PeerIP())
+			}
+		}
+		for _, ip := range j.Addrs() {
+			err := c.Members.RemoveMember(ctx, ip)
+			if errors.Is(err, etcdm.ErrQuorum) {
+				msg := fmt.Sprintf("VM %d cannot join: its stale etcd member stays, %v", j.ID, err)
+				if perr := c.set(ctx, vmcontext.KeyPubEtcdError, &c.etcdErr, limit(msg)); perr != nil {
+					return errors.Join(err, perr)
+				}
+				return err
+			}
+			if err != nil {
+				return fmt.Errorf("removing VM %d's stale etcd member: %w", j.ID, err)
+			}
+		}
+	}
+	now := c.Clock.Now()
+	if c.key.IsZero() || now.After(c.uploaded.Add(CertTTL-certMargin)) {
+		key, err := kubeadm.GenerateCertificateKey(nil)
+		if err != nil {
+			return err
+		}
+		if err := c.Uploader.UploadCerts(ctx, key); err != nil {
+			return fmt.Errorf("uploading the control-plane certificates: %w", err)
+		}
+		c.key, c.uploaded = key, now
+	}
+	tok, id, err := c.mintToken(ctx, now)
+	if err != nil {
+		return err
+	}
+	expires := c.uploaded.Add(CertTTL - certMargin)
+	if t := now.Add(grantTokenTTL); t.Before(expires) {
+		expires = t
+	}
+	g, err := certgrant.Seal(j.ID, recipient, expires, certgrant.Payload{CertificateKey: c.key, Token: tok})
+	if err != nil {
+		return err
+	}
+	if err := c.OneGate.UpdateVM(ctx, onegate.KV{Key: vmcontext.KeyPubCertKey, Value: g.String()}); err != nil {
+		return err
+	}
+	c.grant, c.tokenID = g.String(), id
+	return c.set(ctx, vmcontext.KeyPubEtcdError, &c.etcdErr, "")
+}
+
+// mintToken creates a bootstrap token for one join, as `kubeadm token
+// create` would: a Secret kube-system/bootstrap-token-<id> that the
+// token cleaner deletes at its expiration.
+func (c *ControlPlane) mintToken(ctx context.Context, now time.Time) (vmcontext.Secret, string, error) {
+	tok, err := kubeadm.GenerateToken(nil)
+	if err != nil {
+		return vmcontext.Secret{}, "", err
+	}
+	id, secret, _ := strings.Cut(tok.Reveal(), ".")
+	s := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: bootstrapapi.BootstrapTokenSecretPrefix + id, Namespace: metav1.NamespaceSystem},
+		Type:       bootstrapapi.SecretTypeBootstrapToken,
+		StringData: map[string]string{
+			bootstrapapi.BootstrapTokenIDKey:               id,
+			bootstrapapi.BootstrapTokenSecretKey:           secret,
+			bootstrapapi.BootstrapTokenExpirationKey:       now.Add(grantTokenTTL).UTC().Format(time.RFC3339),
+			bootstrapapi.BootstrapTokenUsageAuthentication: "true",
+			bootstrapapi.BootstrapTokenUsageSigningKey:     "true",
+			bootstrapapi.BootstrapTokenExtraGroupsKey:      "system:bootstrappers:kubeadm:default-node-token",
+			bootstrapapi.BootstrapTokenDescriptionKey:      "onekube: one control-plane join",
+		},
+	}
+	if _, err := c.Client.CoreV1().Secrets(metav1.NamespaceSystem).Create(ctx, s, metav1.CreateOptions{}); err != nil {
+		return vmcontext.Secret{}, "", fmt.Errorf("creating a bootstrap token for the join: %w", err)
+	}
+	return tok, id, nil
+}
+
+// withdraw erases this master's grant and the token minted for it.
+func (c *ControlPlane) withdraw(ctx context.Context) error {
+	if err := agent.EraseKeys(ctx, c.OneGate, vmcontext.KeyPubCertKey); err != nil {
+		return fmt.Errorf("withdrawing the certificate key grant: %w", err)
+	}
+	c.grant = ""
+	if c.tokenID != "" {
+		// Best effort: the token cleaner removes it at its expiry anyway.
+		_ = c.Client.CoreV1().Secrets(metav1.NamespaceSystem).Delete(ctx, bootstrapapi.BootstrapTokenSecretPrefix+c.tokenID, metav1.DeleteOptions{})
+		c.tokenID = ""
+	}
+	return nil
+}
+
+// set publishes key=value when it changed; "" erases it.
+func (c *ControlPlane) set(ctx context.Context, key string, cur *string, value string) error {
+	if *cur == value {
+		return nil
+	}
+	var err error
+	if value == "" {
+		err = agent.EraseKeys(ctx, c.OneGate, key)
+	} else {
+		err = c.OneGate.UpdateVM(ctx, onegate.KV{Key: key, Value: value})
+	}
+	if err != nil {
+		return err
+	}
+	*cur = value
+	return nil
+}
+
+// limit keeps a published message within what the failure report uses,
+// without characters OneGate refuses.
+func limit(s string) string {
+	s = strings.NewReplacer(`"`, "'", ",", ";", "[", "(", "]", ")", "\\", "/", "\n", " ").Replace(s)
+	if len(s) > 240 {
+		s = s[:240]
+	}
+	return s
+}

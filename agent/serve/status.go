@@ -1,0 +1,166 @@
+package serve
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+)
+
+// StatusFile is where serve keeps its observations for `onekube-agent
+// status`, under the root. It lives on /run: it is a view of the present,
+// never state a restart needs.
+const StatusFile = "/run/onekube/serve.json"
+
+// Status is the document in StatusFile. It holds no secrets: loops report
+// a token's expiry, never the token.
+type Status struct {
+	Acting    bool                  `json:"acting"`
+	Identity  string                `json:"identity,omitempty"`
+	Leader    string                `json:"leader,omitempty"` // the lease holder as last seen
+	UpdatedAt time.Time             `json:"updated_at"`
+	Loops     map[string]LoopStatus `json:"loops"`
+}
+
+// LoopStatus is one loop's last tick.
+type LoopStatus struct {
+	TickStarted time.Time `json:"tick_started,omitzero"`
+	TickEnded   time.Time `json:"tick_ended,omitzero"`
+	Running     bool      `json:"running"`
+	LastError   string    `json:"last_error,omitempty"`
+	Report      any       `json:"report,omitempty"`
+}
+
+// StatusBoard collects the runner's observations and writes them to a
+// file (when path is set).
+type StatusBoard struct {
+	path string
+	mu   sync.Mutex
+	st   Status
+	// started holds each running tick's start on the monotonic clock: a
+	// stuck tick is judged in real elapsed time, whatever the loops' clock
+	// says (a virtual clock in tests, a wall clock NTP may step).
+	started map[string]time.Time
+}
+
+// NewStatusBoard writes to path ("" keeps it in memory only).
+func NewStatusBoard(path string) *StatusBoard {
+	return &StatusBoard{path: path, st: Status{Loops: map[string]LoopStatus{}}}
+}
+
+// Snapshot returns a copy of the current status.
+func (b *StatusBoard) Snapshot() Status {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s := b.st
+	s.Loops = make(map[string]LoopStatus, len(b.st.Loops))
+	for k, v := range b.st.Loops {
+		s.Loops[k] = v
+	}
+	return s
+}
+
+// Acting reports whether this master holds the lease now.
+func (b *StatusBoard) Acting() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.st.Acting
+}
+
+func (b *StatusBoard) setActing(acting bool, identity string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.st.Acting = acting
+	if identity != "" {
+		b.st.Identity = identity
+		b.st.Leader = identity
+	}
+}
+
+func (b *StatusBoard) setLeader(leader string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.st.Leader = leader
+}
+
+func (b *StatusBoard) tickStarted(name string, at, mono time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.started == nil {
+		b.started = map[string]time.Time{}
+	}
+	b.started[name] = mono
+	ls := b.st.Loops[name]
+	ls.TickStarted, ls.Running = at, true
+	b.st.Loops[name] = ls
+}
+
+func (b *StatusBoard) tickEnded(name string, at time.Time, err error, report any) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	ls := b.st.Loops[name]
+	ls.TickEnded, ls.Running, ls.LastError = at, false, ""
+	if err != nil {
+		ls.LastError = err.Error()
+	}
+	if report != nil {
+		ls.Report = report
+	}
+	b.st.Loops[name] = ls
+}
+
+// stuck names a loop whose current tick started more than max ago, on the
+// monotonic clock (now is a monotonic reading, as tickStarted's mono).
+func (b *StatusBoard) stuck(now time.Time, max time.Duration) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	names := make([]string, 0, len(b.st.Loops))
+	for n := range b.st.Loops {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if ls := b.st.Loops[n]; ls.Running && now.Sub(b.started[n]) > max {
+			return n
+		}
+	}
+	return ""
+}
+
+// Flush writes the status file atomically.
+func (b *StatusBoard) Flush(now time.Time) error {
+	if b.path == "" {
+		return nil
+	}
+	b.mu.Lock()
+	b.st.UpdatedAt = now.UTC()
+	data, err := json.MarshalIndent(b.st, "", "  ")
+	b.mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("encoding status: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(b.path), 0o755); err != nil {
+		return err
+	}
+	tmp := b.path + ".tmp"
+	if err := os.WriteFile(tmp, append(data, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, b.path)
+}
+
+// ReadStatus reads a status file written by Flush.
+func ReadStatus(path string) (*Status, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var s Status
+	if err := json.Unmarshal(data, &s); err != nil {
+		return nil, fmt.Errorf("parsing %s: %w", path, err)
+	}
+	return &s, nil
+}

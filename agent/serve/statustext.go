@@ -1,0 +1,106 @@
+package serve
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+)
+
+// WriteText prints the part of `onekube-agent status` serve owns: who
+// acts, the join token's expiry (never the token), the VMs waiting to
+// join and the Nodes whose VM is gone. now dates the expiry.
+func (s *Status) WriteText(w io.Writer, now time.Time) error {
+	var b strings.Builder
+	row := func(k, v string) {
+		if v == "" {
+			v = "-"
+		}
+		fmt.Fprintf(&b, "%-17s %s\n", k+":", v)
+	}
+	switch {
+	case s.Acting:
+		row("serve", "acting for the cluster ("+s.Identity+")")
+	case s.Leader != "":
+		row("serve", "standby; "+s.Leader+" acts")
+	default:
+		row("serve", "standby; nobody acts yet")
+	}
+	row("serve updated", s.UpdatedAt.Format(time.RFC3339))
+	var pub PublishReport
+	var tok TokensReport
+	var cl CleanupReport
+	loopReport(s, "publish", &pub)
+	hasTokens := loopReport(s, "tokens", &tok)
+	hasCleanup := loopReport(s, "cleanup", &cl)
+	switch {
+	case hasTokens && !tok.TokenExpires.IsZero():
+		row("join token", expiry(tok.TokenExpires, now))
+	case pub.Published && pub.Expires != "":
+		if t, err := time.Parse(time.RFC3339, pub.Expires); err == nil {
+			row("join token", expiry(t, now)+" (as published here)")
+		}
+	default:
+		row("join token", "none (nobody waits)")
+	}
+	if hasTokens {
+		row("waiting VMs", ints(tok.Waiting))
+		for _, id := range sortedStrings(tok.NotWaiting) {
+			row("  not waiting", "VM "+id+": "+tok.NotWaiting[id])
+		}
+	}
+	if hasCleanup {
+		var gone []string
+		for _, n := range sortedStrings(cl.NodesWithoutVM) {
+			gone = append(gone, fmt.Sprintf("%s (VM gone since %s)", n, cl.NodesWithoutVM[n].Format(time.RFC3339)))
+		}
+		row("nodes without VM", strings.Join(gone, ", "))
+		for _, n := range sortedStrings(cl.Refused) {
+			row("  refused", n+": "+cl.Refused[n])
+		}
+	}
+	for _, name := range sortedStrings(s.Loops) {
+		if e := s.Loops[name].LastError; e != "" {
+			row("  "+name+" error", e)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func expiry(t, now time.Time) string {
+	return fmt.Sprintf("expires %s (in %s)", t.UTC().Format(time.RFC3339), t.Sub(now).Round(time.Second))
+}
+
+// loopReport decodes a loop's report, which the status file holds as
+// plain JSON.
+func loopReport(s *Status, loop string, into any) bool {
+	ls, ok := s.Loops[loop]
+	if !ok || ls.Report == nil {
+		return false
+	}
+	b, err := json.Marshal(ls.Report)
+	return err == nil && json.Unmarshal(b, into) == nil
+}
+
+func ints(ids []int) string {
+	if len(ids) == 0 {
+		return "none"
+	}
+	s := make([]string, len(ids))
+	for i, id := range ids {
+		s[i] = fmt.Sprint(id)
+	}
+	return strings.Join(s, ", ")
+}
+
+func sortedStrings[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,268 @@
+package serve
+
+import (
+	"context"
+	"log/slog"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/onekube/onekube/agent"
+	"github.com/onekube/onekube/agent/kubeadm"
+	"github.com/onekube/onekube/agent/system"
+	vmcontext "github.com/onekube/onekube/context"
+)
+
+// Tokens keeps one join token valid while some VM of the service waits to
+// join, and none otherwise (LeaderOnly). A VM waits when no Node carries
+// its ID and it is neither failed, ready nor shutting down (whyNotWaiting).
+// While one waits, the token living longest is replaced by a fresh one
+// (TTL) once less than refreshBefore(TTL) is left; the token it replaces
+// stays until it expires, since a worker may be in the middle of a join
+// with it. Once nobody waits and OneFlow is creating no VMs (the service is
+// neither DEPLOYING nor SCALING), every onekube token is retired: the
+// publish loops stop handing it out and erase it from OneGate on every
+// master, and after RetireGrace its Secret is deleted. The grace is what
+// makes the erase safe: a worker that read the token a moment before still
+// completes its join (discovery, then the kubelet's TLS bootstrap) instead
+// of hanging in discovery on a token the cluster no longer knows. A VM that
+// starts waiting during the grace gets the token back. The token `kubeadm init` made carries onekube's description, so
+// it is adopted like any other.
+//
+// The waiting VMs are published as ONEGATE_K8S_WAITING (on a change), for
+// `onekube-flow status`.
+//
+// Cost on OneGate: one GET /service per tick, plus one GET /vms/:id per
+// VM without a Node every VerdictAge. Ticks are Fast while someone waits
+// or the service grows, Idle otherwise.
+type Tokens struct {
+	OneGate agent.OneGate
+	Client  kubernetes.Interface
+	Clock   system.Clock
+	Log     *slog.Logger
+	// TTL is the lifetime of a minted token (ONEAPP_K8S_TOKEN_TTL).
+	TTL        time.Duration
+	Fast, Idle time.Duration
+	// VerdictAge is how long a VM's GET /vms/:id is trusted.
+	VerdictAge time.Duration
+	// Service, when set, is the read of GET /service shared with cleanup.
+	Service *SharedService
+	// RetireGrace is how long a retired token's Secret outlives its
+	// erasure from OneGate.
+	RetireGrace time.Duration
+
+	verdicts map[int]verdict
+	waiting  []int
+	shown    keyMirror
+	report   TokensReport
+}
+
+// Defaults of the tokens loop.
+const (
+	DefaultTokensFast = 5 * time.Second
+	DefaultTokensIdle = 30 * time.Second
+	DefaultVerdictAge = time.Minute
+	// DefaultRetireGrace covers the publish loops' tick (3 s) plus a whole
+	// join: kubeadm uses the token within about a minute of reading it.
+	DefaultRetireGrace = 2 * time.Minute
+)
+
+type verdict struct {
+	why string // "" waits
+	at  time.Time
+}
+
+// TokensReport is what `onekube-agent status` shows of the tokens loop:
+// never a token, only its expiry.
+type TokensReport struct {
+	Waiting      []int             `json:"waiting"`
+	NotWaiting   map[string]string `json:"not_waiting,omitempty"` // VM ID: why a VM without a Node waits for no token
+	Growing      bool              `json:"service_growing,omitempty"`
+	TokenExpires time.Time         `json:"token_expires,omitzero"`
+	Tokens       int               `json:"tokens"`
+}
+
+var (
+	_ Loop     = (*Tokens)(nil)
+	_ Reporter = (*Tokens)(nil)
+)
+
+// Name implements Loop.
+func (t *Tokens) Name() string { return "tokens" }
+
+// refreshBefore is how much life the handed-out token must have left:
+// half its lifetime, and never less than twice the worker's margin, so a
+// waiting worker always finds one it accepts.
+func refreshBefore(ttl time.Duration) time.Duration {
+	return max(ttl/2, 2*agent.TokenSafetyMargin)
+}
+
+// Tick implements Loop.
+func (t *Tokens) Tick(ctx context.Context) (time.Duration, error) {
+	t.defaults()
+	now := t.Clock.Now()
+	svc, err := serviceOf(ctx, t.Service, t.OneGate, 0)
+	if err != nil {
+		return 0, err
+	}
+	nodes, err := nodesByVM(ctx, t.Client)
+	if err != nil {
+		return 0, err
+	}
+	waiting, notWaiting := t.waiters(ctx, svc, nodes, now)
+	toks, err := ownedTokens(ctx, t.Client)
+	if err != nil {
+		return 0, err
+	}
+	if !slices.Equal(waiting, t.waiting) {
+		t.Log.Info("VMs waiting to join", "vms", waiting)
+		t.waiting = waiting
+	}
+	if err := t.shown.set(ctx, t.OneGate, joinInts(waiting)); err != nil {
+		return 0, err
+	}
+	var live []kubeadm.OwnedToken
+	for _, tk := range toks {
+		if !tk.Expires.IsZero() && !tk.Expires.After(now) {
+			// tokencleaner deletes it too; not relying on it keeps this
+			// loop's view of the cluster its own.
+			if err := deleteToken(ctx, t.Client, tk.ID); err != nil {
+				return 0, err
+			}
+			continue
+		}
+		live = append(live, tk)
+	}
+	next := t.Fast
+	switch {
+	case len(waiting) == 0 && !svc.growing():
+		next = t.Idle
+		for _, tk := range live {
+			switch {
+			case tk.Retired.IsZero():
+				if err := setRetired(ctx, t.Client, tk.ID, now); err != nil {
+					return 0, err
+				}
+				t.Log.Info("nobody waits to join: join token retired", "delete_after", t.RetireGrace)
+				next = min(next, t.RetireGrace)
+			case now.Sub(tk.Retired) >= t.RetireGrace:
+				if err := deleteToken(ctx, t.Client, tk.ID); err != nil {
+					return 0, err
+				}
+				t.Log.Info("join token deleted", "retired_at", tk.Retired.UTC().Format(time.RFC3339))
+			default:
+				next = min(next, t.RetireGrace-now.Sub(tk.Retired))
+			}
+		}
+		live = nil
+	case len(waiting) > 0:
+		// Someone waits again: retired tokens with life left serve again.
+		for i, tk := range live {
+			if !tk.Retired.IsZero() {
+				if err := setRetired(ctx, t.Client, tk.ID, time.Time{}); err != nil {
+					return 0, err
+				}
+				live[i].Retired = time.Time{}
+			}
+		}
+		sortByExpiry(live)
+		cur, ok := current(live, now)
+		if !ok || cur.Expires.Sub(now) <= refreshBefore(t.TTL) {
+			if cur, err = mintToken(ctx, t.Client, now.Add(t.TTL)); err != nil {
+				return 0, err
+			}
+			live = append([]kubeadm.OwnedToken{cur}, live...)
+			t.Log.Info("join token minted", "expires", cur.Expires.UTC().Format(time.RFC3339), "for_vms", waiting)
+		}
+		next = min(next, cur.Expires.Sub(now)-refreshBefore(t.TTL))
+	}
+	t.report = TokensReport{Waiting: waiting, NotWaiting: notWaiting, Growing: svc.growing(), Tokens: len(live)}
+	if cur, ok := current(live, now); ok {
+		t.report.TokenExpires = cur.Expires.UTC()
+	}
+	return next, nil
+}
+
+// waiters splits the VMs without a Node into those that wait and those
+// that do not (with why), reading each VM at most every VerdictAge.
+func (t *Tokens) waiters(ctx context.Context, svc serviceView, nodes map[int]corev1.Node, now time.Time) ([]int, map[string]string) {
+	var waiting []int
+	notWaiting := map[string]string{}
+	seen := map[int]bool{}
+	for _, id := range sortedKeys(svc.Roles) {
+		if _, ok := nodes[id]; ok {
+			continue
+		}
+		seen[id] = true
+		v, ok := t.verdicts[id]
+		if !ok || now.Sub(v.at) >= t.VerdictAge {
+			vm, err := t.OneGate.GetVMByID(ctx, id)
+			if err != nil {
+				// Unknown: count it as waiting, which at worst mints a
+				// token early; read it again next tick.
+				t.Log.Warn("reading a VM without a Node failed; counting it as waiting", "vm", id, "error", err)
+				waiting = append(waiting, id)
+				continue
+			}
+			v = verdict{why: whyNotWaiting(vm), at: now}
+			t.verdicts[id] = v
+		}
+		if v.why == "" {
+			waiting = append(waiting, id)
+		} else {
+			notWaiting[strconv.Itoa(id)] = v.why
+		}
+	}
+	for id := range t.verdicts {
+		if !seen[id] {
+			delete(t.verdicts, id)
+		}
+	}
+	if len(notWaiting) == 0 {
+		notWaiting = nil
+	}
+	return waiting, notWaiting
+}
+
+func (t *Tokens) defaults() {
+	if t.Clock == nil {
+		t.Clock = system.RealClock{}
+	}
+	if t.Log == nil {
+		t.Log = slog.New(slog.DiscardHandler)
+	}
+	if t.TTL <= 0 {
+		t.TTL, _ = vmcontext.ParseTokenTTL(vmcontext.DefaultTokenTTL)
+	}
+	if t.Fast <= 0 {
+		t.Fast = DefaultTokensFast
+	}
+	if t.Idle <= 0 {
+		t.Idle = DefaultTokensIdle
+	}
+	if t.VerdictAge <= 0 {
+		t.VerdictAge = DefaultVerdictAge
+	}
+	if t.RetireGrace <= 0 {
+		t.RetireGrace = DefaultRetireGrace
+	}
+	if t.verdicts == nil {
+		t.verdicts = map[int]verdict{}
+	}
+	t.shown.key = vmcontext.KeyPubWaiting
+}
+
+// Report implements Reporter.
+func (t *Tokens) Report() any { return t.report }
+
+func joinInts(ids []int) string {
+	s := make([]string, len(ids))
+	for i, id := range ids {
+		s[i] = strconv.Itoa(id)
+	}
+	return strings.Join(s, " ")
+}
