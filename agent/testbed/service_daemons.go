@@ -1,0 +1,90 @@
+package testbed
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/onekube/onekube/context/onegatesim"
+)
+
+// The long-running units of the appliance, started in a VM as systemd
+// would: onekube-lb.service before bootstrap on every VM (kubeadm reaches
+// the API servers through it), onekube-serve.service on a master once its
+// bootstrap succeeded. Each lives until its VM powers off; starting one
+// that still runs does nothing.
+
+// ensureDaemon starts `onekube-agent <name>` in vm unless it runs.
+func (s *Service) ensureDaemon(vm *VM, info onegatesim.VMInfo, name string) {
+	key := fmt.Sprintf("%d/%s", info.ID, name)
+	s.mu.Lock()
+	if s.daemons == nil {
+		s.daemons = map[string]*AgentRun{}
+	}
+	if d := s.daemons[key]; d != nil {
+		select {
+		case <-d.done:
+		default:
+			s.mu.Unlock()
+			return
+		}
+	}
+	d := &AgentRun{VM: info, Code: -1, done: make(chan struct{})}
+	s.daemons[key] = d
+	s.mu.Unlock()
+	cmd, err := vm.Command(s.ctx, nil, "onekube-agent", name, "--log-format", "text")
+	if err != nil {
+		d.Err = err
+		close(d.done)
+		return
+	}
+	cmd.Stdout, cmd.Stderr = &d.output, &d.output
+	d.Start = time.Now()
+	if err := cmd.Start(); err != nil {
+		d.Err = err
+		close(d.done)
+		return
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer close(d.done)
+		err := cmd.Wait()
+		d.End = time.Now()
+		if err == nil {
+			d.Code = 0
+		}
+	}()
+	if name == "lb" {
+		// Type=notify: bootstrap starts once the balancer listens.
+		deadline := time.Now().Add(10 * time.Second)
+		for !strings.Contains(d.output.String(), "balancing the API servers") && time.Now().Before(deadline) {
+			select {
+			case <-d.done:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}
+}
+
+// Daemon returns the output of a VM's `onekube-agent <name>` (lb, serve).
+func (s *Service) Daemon(vmid int, name string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if d := s.daemons[fmt.Sprintf("%d/%s", vmid, name)]; d != nil {
+		return d.Output()
+	}
+	return ""
+}
+
+// daemonLogs is every daemon's output, for failure messages.
+func (s *Service) daemonLogs() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var b strings.Builder
+	for k, d := range s.daemons {
+		fmt.Fprintf(&b, "=== onekube-agent %s (VM/unit %s), err %v\n%s\n", k[strings.Index(k, "/")+1:], k, d.Err, d.Output())
+	}
+	return b.String()
+}
