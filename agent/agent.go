@@ -6,21 +6,39 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/onekube/onekube/agent/state"
 	"github.com/onekube/onekube/agent/system"
 	vmcontext "github.com/onekube/onekube/context"
+	"github.com/onekube/onekube/context/onegate"
 )
 
 // Source is the VM context as the agent uses it.
 type Source struct {
 	Creds vmcontext.Credentials
-	// Resolve returns the settings and this VM's address. It runs inside
-	// the discover phase, so a bad template is reported through OneGate.
-	Resolve func() (Config, error)
+	// OneGateCA is the CA bundle of a OneGate behind a private CA
+	// (ONEKUBE_ONEGATE_CA), nil for none.
+	OneGateCA []byte
+	// Resolve returns the settings, the node's address and name, given this
+	// VM as OneGate describes it. It runs inside the discover phase, so a
+	// bad template is reported through OneGate.
+	Resolve func(self *onegate.VM) (Config, error)
+}
+
+// OneGateConfig is what connecting to OneGate takes.
+type OneGateConfig struct {
+	Creds vmcontext.Credentials
+	// CAFile and CAPEM add CAs for an https endpoint (--onegate-ca-file,
+	// ONEKUBE_ONEGATE_CA).
+	CAFile string
+	CAPEM  []byte
+	// HTTPClient replaces the client's own (tests measuring traffic).
+	HTTPClient *http.Client
 }
 
 // Deps are the agent's seams to the outside world.
@@ -28,12 +46,14 @@ type Deps struct {
 	// LoadSource reads the VM context (context.sh, one_env, environment).
 	LoadSource func(ctx context.Context) (*Source, error)
 	// NewOneGate connects to OneGate with this VM's credentials.
-	NewOneGate func(vmcontext.Credentials) (OneGate, error)
+	NewOneGate func(OneGateConfig) (OneGate, error)
 	Kubeadm    Kubeadm
 	Exec       system.Exec
-	Clock      system.Clock
-	Notify     Notifier
-	Log        *slog.Logger
+	// Hostname renames the machine (nil: system.HostnameFor the root).
+	Hostname system.Hostname
+	Clock    system.Clock
+	Notify   Notifier
+	Log      *slog.Logger
 }
 
 // reportTimeout bounds one best-effort report to OneGate.
@@ -42,7 +62,8 @@ const reportTimeout = 30 * time.Second
 // Bootstrap does this VM's part of the cluster: it initializes and
 // publishes (the first master) or waits and joins (a worker), then reports
 // READY=YES. After a success it does nothing; after a crash it resumes
-// without repeating a completed kubeadm command.
+// without repeating a completed kubeadm command; it never resets or
+// re-initializes a node it has no record of setting up (preflight.go).
 func Bootstrap(ctx context.Context, opts Options, deps Deps) error {
 	tun := opts.Tunables.withDefaults()
 	if err := tun.Validate(); err != nil {
@@ -60,6 +81,10 @@ func Bootstrap(ctx context.Context, opts Options, deps Deps) error {
 	if clock == nil {
 		clock = system.RealClock{}
 	}
+	host := deps.Hostname
+	if host == nil {
+		host = system.HostnameFor(opts.Root)
+	}
 
 	store := state.Store{Root: opts.Root}
 	if done, err := store.Finished(); err != nil {
@@ -69,28 +94,38 @@ func Bootstrap(ctx context.Context, opts Options, deps Deps) error {
 		notify.Status(PhaseDone)
 		return nil
 	}
-	st, err := store.Load()
+	// Before anything else, and never reported to OneGate: the agent that
+	// holds the lock is the one reporting.
+	unlock, err := store.Lock()
 	if err != nil {
 		return err
 	}
+	defer unlock()
+
 	src, err := deps.LoadSource(ctx)
 	if err != nil {
 		return fmt.Errorf("reading the VM context: %w", err)
 	}
-	og, err := deps.NewOneGate(src.Creds)
+	og, err := deps.NewOneGate(OneGateConfig{Creds: src.Creds, CAFile: opts.OneGateCAFile, CAPEM: src.OneGateCA})
 	if err != nil {
 		return fmt.Errorf("connecting to OneGate: %w", err)
 	}
+	st, err := loadState(store, clock, log)
+	if err != nil {
+		return err
+	}
 
-	d := &bootData{st: st, tun: tun, og: og, kadm: deps.Kubeadm, exec: deps.Exec, root: opts.Root, clock: clock}
+	d := &bootData{st: st, tun: tun, og: og, kadm: deps.Kubeadm, exec: deps.Exec, root: opts.Root, clock: clock,
+		host: host, self: src.Creds.VMID, newCluster: opts.NewCluster}
 	d.save = func() error {
 		st.UpdatedAt = clock.Now().UTC()
 		return store.Save(st)
 	}
 	// The secrets known now and those learned later (the token this master
-	// generates, the one a worker reads): every log line passes through it.
+	// generates, the one a worker reads), each with its parts: every log
+	// line and report passes through it.
 	redact := func(s string) string {
-		return vmcontext.Redact(s, src.Creds.Token, st.Token, d.master.Token)
+		return vmcontext.Redact(s, secretsOf(src.Creds.Token, st.Token, d.master.Token, d.master.CertificateKey)...)
 	}
 	log = newRedactingLogger(log, redact)
 	d.log = log
@@ -104,12 +139,20 @@ func Bootstrap(ctx context.Context, opts Options, deps Deps) error {
 	}
 
 	err = r.Run(ctx, discoverPhases(src.Resolve), d)
-	if err == nil {
-		log.Info("node discovered", "vmid", d.node.VMID, "role", d.node.RoleName, "kind", string(d.node.Kind), "masters", idList(d.node.MasterIDs))
+	if err == nil && !d.node.Adopted {
+		log.Info("node discovered", "vmid", d.node.VMID, "role", d.node.RoleName, "kind", string(d.node.Kind),
+			"node", d.cfg.NodeName, "address", d.cfg.Address.String(), "masters", idList(d.node.MasterIDs))
 		err = r.Run(ctx, phasesFor(d.node.Kind), d)
 	}
 	if err != nil {
 		return fail(ctx, r, d, redact, err)
+	}
+	if d.node.Adopted {
+		// Nothing was run or published; the phase reports of this run
+		// only need putting back, and the error of a run that refused
+		// this disk before its published data vouched for it again.
+		clearStaleError(ctx, d)
+		r.Report.Phase(ctx, PhaseDone)
 	}
 	st.Phase = PhaseDone
 	if err := d.save(); err != nil {
@@ -119,13 +162,30 @@ func Bootstrap(ctx context.Context, opts Options, deps Deps) error {
 		return err
 	}
 	notify.Status(PhaseDone)
-	log.Info("bootstrap done", "kind", string(d.node.Kind))
+	log.Info("bootstrap done", "kind", string(d.node.Kind), "adopted", d.node.Adopted)
 	return nil
 }
 
+// loadState reads the state; a file that does not parse is set aside (kept
+// for the operator) and read as no record at all, which preflight treats
+// with the same suspicion as a lost file.
+func loadState(store state.Store, clock system.Clock, log *slog.Logger) (*state.State, error) {
+	st, err := store.Load()
+	if !errors.Is(err, state.ErrCorrupt) {
+		return st, err
+	}
+	kept, aerr := store.SetAside(clock.Now())
+	if aerr != nil {
+		return nil, errors.Join(err, aerr)
+	}
+	log.Warn("the state file does not parse; set aside, continuing as if it were lost", "kept_as", kept, "error", err)
+	return &state.State{}, nil
+}
+
 // fail records and reports a failed boot: the redacted error goes to the
-// state, to OneGate (ONEGATE_K8S_PHASE=failed and ONEGATE_K8S_ERROR in one
-// update) and to systemd. READY is never written here.
+// state, a short form with the tool's own reason first to OneGate
+// (ONEGATE_K8S_PHASE=failed and ONEGATE_K8S_ERROR in one update) and to
+// systemd. READY is never written here.
 func fail(ctx context.Context, r *Runner, d *bootData, redact func(string) string, err error) error {
 	msg := redact(err.Error())
 	d.st.LastError = msg
@@ -136,8 +196,9 @@ func fail(ctx context.Context, r *Runner, d *bootData, redact func(string) strin
 	// the reason more than the agent needs to honour the cancel instantly.
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), reportTimeout)
 	defer cancel()
-	r.Report.Failure(rctx, msg)
-	r.Notify.Status(PhaseFailed + ": " + msg)
+	brief := redact(briefError(err))
+	r.Report.Failure(rctx, brief)
+	r.Notify.Status(PhaseFailed + ": " + brief)
 	return &Failure{msg: msg, err: err}
 }
 

@@ -5,24 +5,45 @@ import (
 	"time"
 
 	vmcontext "github.com/onekube/onekube/context"
+	"github.com/onekube/onekube/context/onegate"
 )
 
-// Config is what the agent takes from the VM context, resolved: the
-// settings flow wrote into the template plus this VM's own address.
+// Config is what the agent takes from the VM context, resolved against
+// this VM as OneGate describes it: the settings flow wrote into the
+// template, the NIC and address for Kubernetes traffic, and the node name.
 type Config struct {
-	MasterRole      string
-	Address         netip.Addr // this node's address (advertise / node-ip)
-	Port            int        // API server port
+	MasterRole string
+	// Address is this node's address (advertise address, node-ip), on the
+	// NIC ONEAPP_K8S_ADDRESS picked; NIC is that NIC's ETHn index.
+	Address         netip.Addr
+	NIC             int
+	Port            int // API server port
 	PodsNetwork     netip.Prefix
 	ServicesNetwork netip.Prefix
-	NodeName        string
-	// Version is the target Kubernetes release; empty means the version of
-	// the kubeadm on PATH.
+	// NodeName is <prefix>-<VMID> (vmcontext.NodeName); the hostname is
+	// made to agree with it.
+	NodeName string
+	// Version is the Kubernetes release the template asks for (an old
+	// template's ONEAPP_K8S_VERSION); it must equal the image's kubeadm.
+	// Empty: whatever the image carries.
 	Version       string
 	CNI           string
 	TaintedMaster bool
 	TokenTTL      time.Duration
+	// IgnorePreflight are kubeadm preflight checks the operator chose to
+	// ignore (ONEAPP_K8S_IGNORE_PREFLIGHT_ERRORS); nil for none.
+	IgnorePreflight []string
+	// Endpoint is the cluster's controlPlaneEndpoint, "host:port":
+	// ONEAPP_K8S_CONTROL_PLANE_EP, or the local balancer
+	// (vmcontext.LocalBalancer) when that is empty.
+	Endpoint string
+	// Selector is ONEAPP_K8S_ADDRESS, to find other masters' addresses on
+	// their NICs as this VM's was found on its own.
+	Selector vmcontext.AddressSelector
 }
+
+// LocalBalancer reports whether the endpoint is every node's own balancer.
+func (c *Config) LocalBalancer() bool { return c.Endpoint == vmcontext.LocalBalancer }
 
 // Kind is what this VM does in the cluster, decided by discovery.
 type Kind string
@@ -31,7 +52,8 @@ type Kind string
 const (
 	// KindInit is the master role's lowest VM ID: it runs kubeadm init.
 	KindInit Kind = "init"
-	// KindControlPlane is any other master-role VM (HA, not yet supported).
+	// KindControlPlane is any other master-role VM, and every master once
+	// a cluster is published: it joins with kubeadm join --control-plane.
 	KindControlPlane Kind = "control-plane"
 	// KindWorker is a VM of any other role.
 	KindWorker Kind = "worker"
@@ -45,6 +67,17 @@ type Node struct {
 	Kind      Kind
 	// MasterIDs are the master role's VM IDs, lowest first.
 	MasterIDs []int
+	// Masters are the other master VMs as discovery read them (masters
+	// only): who published a cluster decides who initialises.
+	Masters map[int]*onegate.VM
+	// Self is this VM as OneGate described it at discovery (GET /vm): its
+	// NICs and what it published before (a previous boot, another disk).
+	Self *onegate.VM
+	// KubeadmVersion is the image's kubeadm, `kubeadm version -o short`.
+	KubeadmVersion string
+	// Adopted is set when preflight found this VM's bootstrap already done
+	// on this disk, with only the agent's record lost: nothing is run.
+	Adopted bool
 }
 
 // Master is the join data a ready master published, validated.
@@ -54,4 +87,13 @@ type Master struct {
 	Port    int
 	Hash    string // 64 lowercase hex
 	Token   vmcontext.Secret
+	// Endpoint is the controlPlaneEndpoint the master published, "" from
+	// a master that published none (initialised without one).
+	Endpoint string
+	// CertificateKey decrypts the uploaded control-plane certificates
+	// (a joining master only, from its grant).
+	CertificateKey vmcontext.Secret
+	// Others are the addresses of the other READY masters of the same
+	// cluster (a worker's balancer seed).
+	Others []netip.Addr
 }

@@ -26,8 +26,14 @@ type Data interface {
 	Kubeadm() Kubeadm
 	Exec() system.Exec
 	Root() system.Root
+	Hostname() system.Hostname
 	Clock() system.Clock
 	Log() *slog.Logger
+	// SelfID is the VM ID of this VM's credentials (VMID in the context),
+	// which OneGate's answers must agree with.
+	SelfID() int
+	// NewCluster is Options.NewCluster.
+	NewCluster() bool
 }
 
 // bootData is the one implementation of Data.
@@ -43,8 +49,12 @@ type bootData struct {
 	save  func() error
 	exec  system.Exec
 	root  system.Root
+	host  system.Hostname
 	clock system.Clock
 	log   *slog.Logger
+
+	self       int
+	newCluster bool
 }
 
 var _ Data = (*bootData)(nil)
@@ -61,3 +71,7 @@ func (d *bootData) Exec() system.Exec   { return d.exec }
 func (d *bootData) Root() system.Root   { return d.root }
 func (d *bootData) Clock() system.Clock { return d.clock }
 func (d *bootData) Log() *slog.Logger   { return d.log }
+func (d *bootData) SelfID() int         { return d.self }
+func (d *bootData) NewCluster() bool    { return d.newCluster }
+
+func (d *bootData) Hostname() system.Hostname { return d.host }

@@ -14,11 +14,23 @@ var (
 	// ErrNotInService means this VM has no ROLE_NAME or SERVICE_ID: it was
 	// not instantiated by OneFlow.
 	ErrNotInService = errors.New("this VM is not part of a OneFlow service")
-	// ErrControlPlaneJoin is returned by a master-role VM that is not the
-	// initial master, until HA control planes are supported.
-	ErrControlPlaneJoin = errors.New("joining additional control-plane nodes is not supported yet")
 	// ErrNoCNIManifest means the image does not carry the chosen CNI.
 	ErrNoCNIManifest = errors.New("CNI manifest not found")
+	// ErrRefused means the agent will not run kubeadm here because doing so
+	// could destroy or fork a live cluster; the message names the way out.
+	ErrRefused = errors.New("refusing to touch this node")
+	// ErrMasterFailed means the initializing master published
+	// ONEGATE_K8S_PHASE=failed: waiting longer cannot help.
+	ErrMasterFailed = errors.New("the master failed")
+	// ErrNameTaken means another VM of the service already published this
+	// VM's node name.
+	ErrNameTaken = errors.New("node name already taken")
+	// ErrVersion means ONEAPP_K8S_VERSION asks for a release the image's
+	// kubeadm is not.
+	ErrVersion = errors.New("Kubernetes version not in this image")
+	// ErrJoinData means the join data this master is about to publish does
+	// not check out (a token or hash kubeadm did not use).
+	ErrJoinData = errors.New("join data failed its check")
 )
 
 // retryableError marks an error of a OneGate call that may succeed later

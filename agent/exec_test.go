@@ -11,6 +11,7 @@ import (
 	"github.com/onekube/onekube/agent/system"
 	"github.com/onekube/onekube/agent/system/systemtest"
 	vmcontext "github.com/onekube/onekube/context"
+	"github.com/onekube/onekube/context/onegate"
 )
 
 // TestMasterCommandLines runs a master through the real kubeadm.Runner with
@@ -25,14 +26,14 @@ func TestMasterCommandLines(t *testing.T) {
 		On("kubeadm version", systemtest.Reply{Stdout: "v1.36.3\n"}).
 		On("kubeadm init", systemtest.Reply{Do: func(system.Cmd) error { return h.root.WriteFile(CACertFile, ca, 0o644) }}).
 		On("kubectl", systemtest.Reply{})
-	if err := h.root.WriteFile("/usr/share/onekube/cni/flannel.yaml", []byte("kind: List\n"), 0o644); err != nil {
+	if err := h.root.WriteFile("/usr/share/onekube/cni/flannel.yaml", testManifest(t, "flannel"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	deps := Deps{
 		LoadSource: func(context.Context) (*Source, error) {
-			return &Source{Creds: h.creds, Resolve: func() (Config, error) { return h.cfg, nil }}, nil
+			return &Source{Creds: h.creds, Resolve: func(*onegate.VM) (Config, error) { return h.cfg, nil }}, nil
 		},
-		NewOneGate: func(vmcontext.Credentials) (OneGate, error) { return og, nil },
+		NewOneGate: func(OneGateConfig) (OneGate, error) { return og, nil },
 		Kubeadm:    kubeadm.Runner{Exec: exec},
 		Exec:       exec,
 		Clock:      h.clock,
@@ -47,7 +48,7 @@ func TestMasterCommandLines(t *testing.T) {
 	}
 	want := []string{
 		"kubeadm version -o short",
-		"kubeadm init --config " + h.root.Path(InitConfigFile) + " --skip-token-print",
+		"kubeadm init --config " + h.root.Path(InitConfigFile) + " --skip-token-print --upload-certs",
 		"kubectl --kubeconfig " + h.root.Path(AdminConfFile) + " apply -f " + h.root.Path("/var/lib/onekube/cni-flannel.yaml"),
 	}
 	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
@@ -61,8 +62,11 @@ func TestMasterCommandLines(t *testing.T) {
 		t.Error("the token is on a command line")
 	}
 	st, err := state.Store{Root: h.root}.Load()
-	if err != nil || st.Token.Reveal() != tok || st.Published[vmcontext.KeyPubToken] != vmcontext.Mask {
-		t.Errorf("state: token kept %v, published masked %q, %v", st.Token.Reveal() == tok, st.Published[vmcontext.KeyPubToken], err)
+	if err != nil || !st.Token.IsZero() || st.Published[vmcontext.KeyPubToken] != vmcontext.Mask {
+		t.Errorf("state: token kept %v, published masked %q, %v", !st.Token.IsZero(), st.Published[vmcontext.KeyPubToken], err)
+	}
+	if b, _ := h.root.ReadFile(state.StateFile); strings.Contains(string(b), tok) {
+		t.Error("state.json holds the token")
 	}
 	if err := Bootstrap(t.Context(), Options{Root: h.root, Tunables: h.tun}, deps); err != nil || len(exec.Calls) != len(want) {
 		t.Errorf("rerun: %v, %d more commands", err, len(exec.Calls)-len(want))

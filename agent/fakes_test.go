@@ -100,6 +100,28 @@ func (f *fakeOneGate) GetService(context.Context) (*onegate.Service, error) {
 	return &s, nil
 }
 
+// GetServiceExtended returns the service with every node's VM, as
+// GET /service?extended=true does.
+func (f *fakeOneGate) GetServiceExtended(context.Context) (*onegate.Service, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.call("GetServiceExtended"); err != nil {
+		return nil, err
+	}
+	s := f.service
+	s.Roles = append([]onegate.Role(nil), s.Roles...)
+	for i, r := range s.Roles {
+		nodes := append([]onegate.Node(nil), r.Nodes...)
+		for j, n := range nodes {
+			if vm, err := f.copyVM(n.VMID); err == nil {
+				nodes[j].VM = vm
+			}
+		}
+		s.Roles[i].Nodes = nodes
+	}
+	return &s, nil
+}
+
 func (f *fakeOneGate) UpdateVM(_ context.Context, kvs ...onegate.KV) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -156,7 +178,8 @@ func newService(self int, masters, workers []int) *fakeOneGate {
 		for _, id := range ids {
 			r.Nodes = append(r.Nodes, onegate.Node{VMID: id})
 			f.vms[id] = &onegate.VM{ID: id, Name: fmt.Sprintf("%s_%d", role, id), State: 3, LCMState: 3,
-				UserTemplate: map[string]string{vmcontext.KeyRoleName: role, vmcontext.KeyServiceID: "7"}}
+				UserTemplate: map[string]string{vmcontext.KeyRoleName: role, vmcontext.KeyServiceID: "7"},
+				NICs:         []onegate.NIC{{Name: "NIC0", IP: vmIP(id), MAC: vmMAC(id), Network: "k8s"}}}
 		}
 		f.service.Roles = append(f.service.Roles, r)
 	}
@@ -165,10 +188,14 @@ func newService(self int, masters, workers []int) *fakeOneGate {
 	return f
 }
 
+// vmIP and vmMAC are VM id's NIC, as oned leased it.
+func vmIP(id int) string  { return fmt.Sprintf("10.0.0.%d", 10+id) }
+func vmMAC(id int) string { return fmt.Sprintf("02:00:0a:00:00:%02x", 10+id) }
+
 // publishMasterData makes VM id look like a master that finished.
 func (f *fakeOneGate) publishMasterData(id int, token, hash string) {
 	ut := f.vms[id].UserTemplate
-	ut[vmcontext.KeyPubMaster] = "10.0.0.10"
+	ut[vmcontext.KeyPubMaster] = vmIP(id)
 	ut[vmcontext.KeyPubPort] = "6443"
 	ut[vmcontext.KeyPubToken] = token
 	ut[vmcontext.KeyPubHash] = hash
@@ -184,14 +211,22 @@ type fakeKubeadm struct {
 	configs map[string]string // last config read per command
 	version string
 	initErr error
+	// initErrFrom, when set, makes init fail with what it returns for
+	// the config init read (e.g. output quoting the token).
+	initErrFrom func(config string) error
+	// hang makes init block until its context ends, as a hung kubeadm.
+	hang    bool
 	joinErr []error // consumed per call
 	caPEM   []byte
 }
 
 var _ Kubeadm = (*fakeKubeadm)(nil)
 
-func (k *fakeKubeadm) record(c string, path string) error {
+func (k *fakeKubeadm) record(ctx context.Context, c string, path string) error {
 	k.calls = append(k.calls, c)
+	if _, ok := ctx.Deadline(); !ok {
+		return fmt.Errorf("kubeadm %s: %w", c, system.ErrNoDeadline)
+	}
 	if path == "" {
 		return nil
 	}
@@ -206,25 +241,35 @@ func (k *fakeKubeadm) record(c string, path string) error {
 	return nil
 }
 
-func (k *fakeKubeadm) Init(_ context.Context, path string, _ ...vmcontext.Secret) error {
+func (k *fakeKubeadm) Init(ctx context.Context, path string, _ ...vmcontext.Secret) error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if err := k.record("init", path); err != nil {
+	if err := k.record(ctx, "init", path); err != nil {
 		return err
+	}
+	if k.hang {
+		<-ctx.Done()
+		return fmt.Errorf("kubeadm init: killed after its deadline, %w", ctx.Err())
 	}
 	if k.initErr != nil {
 		return k.initErr
 	}
-	if err := k.root.WriteFile(CACertFile, k.caPEM, 0o644); err != nil {
-		return err
+	if k.initErrFrom != nil {
+		return k.initErrFrom(k.configs["init"])
 	}
-	return k.root.WriteFile(AdminConfFile, []byte("apiVersion: v1\nkind: Config\n"), 0o600)
+	for f, b := range map[string][]byte{CACertFile: k.caPEM, AdminConfFile: []byte("kind: Config\n"),
+		KubeletConfFile: []byte("kind: Config\n"), APIServerManifest: []byte("kind: Pod\n")} {
+		if err := k.root.WriteFile(f, b, 0o600); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
-func (k *fakeKubeadm) Join(_ context.Context, path string, _ ...vmcontext.Secret) error {
+func (k *fakeKubeadm) Join(ctx context.Context, path string, _ ...vmcontext.Secret) error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if err := k.record("join", path); err != nil {
+	if err := k.record(ctx, "join", path); err != nil {
 		return err
 	}
 	if len(k.joinErr) > 0 {
@@ -234,14 +279,24 @@ func (k *fakeKubeadm) Join(_ context.Context, path string, _ ...vmcontext.Secret
 			return err
 		}
 	}
+	if strings.Contains(k.configs["join"], "certificateKey:") {
+		// A control plane: the certificates come down from kubeadm-certs.
+		for f, b := range map[string][]byte{CACertFile: k.caPEM, AdminConfFile: []byte("kind: Config\n"), APIServerManifest: []byte("kind: Pod\n")} {
+			if err := k.root.WriteFile(f, b, 0o600); err != nil {
+				return err
+			}
+		}
+	}
 	return k.root.WriteFile(KubeletConfFile, []byte("kind: Config\n"), 0o600)
 }
 
-func (k *fakeKubeadm) Reset(context.Context) error {
+func (k *fakeKubeadm) Reset(ctx context.Context) error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	k.calls = append(k.calls, "reset")
-	for _, f := range []string{AdminConfFile, KubeletConfFile, CACertFile} {
+	if err := k.record(ctx, "reset", ""); err != nil {
+		return err
+	}
+	for _, f := range kubeadmFiles {
 		if err := k.root.Remove(f); err != nil {
 			return err
 		}
@@ -249,10 +304,12 @@ func (k *fakeKubeadm) Reset(context.Context) error {
 	return nil
 }
 
-func (k *fakeKubeadm) Version(context.Context) (string, error) {
+func (k *fakeKubeadm) Version(ctx context.Context) (string, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	k.calls = append(k.calls, "version")
+	if err := k.record(ctx, "version", ""); err != nil {
+		return "", err
+	}
 	return k.version, nil
 }
 
@@ -308,9 +365,13 @@ type harness struct {
 	tun   Tunables
 	logs  *strings.Builder
 	creds vmcontext.Credentials
+	opts  Options
 	// loadErr / resolveErr simulate a broken context.
 	loadErr, resolveErr error
 }
+
+// imageHostname is the name every VM of the image boots with.
+const imageHostname = "onekube-appliance"
 
 var testEpoch = time.Date(2026, 11, 22, 4, 0, 0, 0, time.UTC)
 
@@ -319,6 +380,9 @@ const testOneGateToken = "c2VjcmV0LW9uZWdhdGUtdG9rZW4tdmFsdWU="
 func newHarness(t *testing.T, og *fakeOneGate) *harness {
 	t.Helper()
 	root := system.Root(t.TempDir())
+	if err := root.WriteFile(system.KernelHostnameFile, []byte(imageHostname+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	ca, _ := testCA(t)
 	h := &harness{
 		t:     t,
@@ -330,7 +394,7 @@ func newHarness(t *testing.T, og *fakeOneGate) *harness {
 		logs:  &strings.Builder{},
 		cfg: Config{
 			MasterRole:      "master",
-			Address:         netip.MustParseAddr(fmt.Sprintf("10.0.0.%d", 10+og.self)),
+			Address:         netip.MustParseAddr(vmIP(og.self)),
 			Port:            6443,
 			PodsNetwork:     netip.MustParsePrefix("10.244.0.0/16"),
 			ServicesNetwork: netip.MustParsePrefix("10.96.0.0/12"),
@@ -359,10 +423,10 @@ func (h *harness) run() error {
 			if h.loadErr != nil {
 				return nil, h.loadErr
 			}
-			return &Source{Creds: h.creds, Resolve: func() (Config, error) { return h.cfg, h.resolveErr }}, nil
+			return &Source{Creds: h.creds, Resolve: func(*onegate.VM) (Config, error) { return h.cfg, h.resolveErr }}, nil
 		},
-		NewOneGate: func(c vmcontext.Credentials) (OneGate, error) {
-			if c.VMID != h.og.self {
+		NewOneGate: func(c OneGateConfig) (OneGate, error) {
+			if c.Creds.VMID != h.og.self {
 				return nil, errors.New("wrong credentials")
 			}
 			return h.og, nil
@@ -372,7 +436,9 @@ func (h *harness) run() error {
 		Clock:   h.clock,
 		Log:     log,
 	}
-	return Bootstrap(context.Background(), Options{Root: h.root, Tunables: h.tun}, deps)
+	opts := h.opts
+	opts.Root, opts.Tunables = h.root, h.tun
+	return Bootstrap(context.Background(), opts, deps)
 }
 
 type lockedWriter struct {
@@ -384,4 +450,11 @@ func (w lockedWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.b.Write(p)
+}
+
+// bounded is a context with a deadline, as every command needs.
+func bounded(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	return ctx
 }

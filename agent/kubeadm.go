@@ -13,6 +13,8 @@ const (
 	AdminConfFile   = "/etc/kubernetes/admin.conf"
 	KubeletConfFile = "/etc/kubernetes/kubelet.conf"
 	CACertFile      = "/etc/kubernetes/pki/ca.crt"
+	// APIServerManifest is the static pod of a control plane kubeadm set up.
+	APIServerManifest = "/etc/kubernetes/manifests/kube-apiserver.yaml"
 )
 
 // Kubeadm runs the kubeadm binary, always with --config; kubeadm.Runner

@@ -17,6 +17,9 @@ type OneGate interface {
 	GetVMByID(ctx context.Context, id int) (*onegate.VM, error)
 	// GetService returns the short service document (GET /service).
 	GetService(ctx context.Context) (*onegate.Service, error)
+	// GetServiceExtended returns the service with every node's VM
+	// (GET /service?extended=true).
+	GetServiceExtended(ctx context.Context) (*onegate.Service, error)
 	// UpdateVM merges kvs into this VM's USER_TEMPLATE in one request.
 	UpdateVM(ctx context.Context, kvs ...onegate.KV) error
 	// EraseVMKey deletes one key of this VM's USER_TEMPLATE.

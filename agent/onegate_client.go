@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	vmcontext "github.com/onekube/onekube/context"
 	"github.com/onekube/onekube/context/onegate"
 )
 
@@ -15,8 +14,9 @@ const requestTimeout = 20 * time.Second
 
 // NewOneGateClient is the production Deps.NewOneGate: the onegate client,
 // with its errors classified for the agent's waits.
-func NewOneGateClient(c vmcontext.Credentials) (OneGate, error) {
-	cl, err := onegate.New(onegate.Config{Endpoint: c.Endpoint, VMID: c.VMID, Token: c.Token, Timeout: requestTimeout})
+func NewOneGateClient(c OneGateConfig) (OneGate, error) {
+	cl, err := onegate.New(onegate.Config{Endpoint: c.Creds.Endpoint, VMID: c.Creds.VMID, Token: c.Creds.Token,
+		Timeout: requestTimeout, CAFile: c.CAFile, CAPEM: c.CAPEM, HTTPClient: c.HTTPClient})
 	if err != nil {
 		return nil, err
 	}
@@ -53,6 +53,11 @@ func (c classified) GetVMByID(ctx context.Context, id int) (*onegate.VM, error) 
 
 func (c classified) GetService(ctx context.Context) (*onegate.Service, error) {
 	s, err := c.c.GetService(ctx)
+	return s, classify(err)
+}
+
+func (c classified) GetServiceExtended(ctx context.Context) (*onegate.Service, error) {
+	s, err := c.c.GetServiceExtended(ctx)
 	return s, classify(err)
 }
 

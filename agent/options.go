@@ -14,6 +14,14 @@ type Options struct {
 	// ContextFile is a context.sh to read; empty means credential discovery
 	// (environment, one_env, the context CD).
 	ContextFile string
+	// OneGateCAFile is a PEM bundle trusted for an https ONEGATE_ENDPOINT,
+	// besides the system's and ONEKUBE_ONEGATE_CA.
+	OneGateCAFile string
+	// NewCluster is the operator's word that the cluster this VM published
+	// earlier is gone (the VM was recreated with a fresh disk): the master
+	// clears the old join data and initializes a new cluster. It never
+	// resets a node with kubeadm files on it.
+	NewCluster bool
 	Tunables
 }
 

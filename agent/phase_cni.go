@@ -1,32 +1,32 @@
 package agent
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"path"
+	"time"
 
 	"github.com/onekube/onekube/agent/system"
 	vmcontext "github.com/onekube/onekube/context"
 )
 
-// manifestPodCIDR is the pod network CNI manifests ship with (flannel's
-// default); like the legacy appliance, the agent rewrites it to the
-// template's pod network.
-const manifestPodCIDR = "10.244.0.0/16"
-
 // CNINone turns the CNI phase off (the user installs one later).
 const CNINone = "none"
+
+// kubectlTimeout bounds one kubectl apply; the wait around it retries a
+// fresh control plane's refusals for up to the command timeout.
+const kubectlTimeout = 2 * time.Minute
 
 func wantsCNI(d Data) (bool, error) {
 	name := d.Config().CNI
 	return name != "" && name != CNINone, nil
 }
 
-// installCNI applies the chosen CNI manifest the image carries, with the pod
-// network substituted, using the admin kubeconfig init wrote.
+// installCNI applies the chosen CNI manifest the image carries, set up for
+// the pod network and pinned to the node's interface (cnipatch.go), using
+// the admin kubeconfig init wrote.
 func installCNI(ctx context.Context, d Data) error {
 	cfg := d.Config()
 	if !validCNIName(cfg.CNI) {
@@ -40,8 +40,8 @@ func installCNI(ctx context.Context, d Data) error {
 	if err != nil {
 		return fmt.Errorf("reading CNI manifest: %w", err)
 	}
-	if pods := cfg.PodsNetwork; pods.IsValid() && pods.String() != manifestPodCIDR {
-		manifest = bytes.ReplaceAll(manifest, []byte(manifestPodCIDR), []byte(pods.String()))
+	if manifest, err = patchManifest(cfg.CNI, manifest, cfg.PodsNetwork); err != nil {
+		return err
 	}
 	dst := "/var/lib/onekube/cni-" + cfg.CNI + ".yaml"
 	if err := d.Root().WriteFile(dst, manifest, 0o644); err != nil {
@@ -58,6 +58,8 @@ func installCNI(ctx context.Context, d Data) error {
 		log:     d.Log(),
 	}
 	return w.run(ctx, func(ctx context.Context) error {
+		ctx, cancel := context.WithTimeout(ctx, min(kubectlTimeout, d.Settings().CommandTimeout))
+		defer cancel()
 		_, err := d.Exec().Run(ctx, system.Cmd{
 			Name: "kubectl",
 			Args: []string{"--kubeconfig", d.Root().Path(AdminConfFile), "apply", "-f", d.Root().Path(dst)},

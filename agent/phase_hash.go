@@ -26,6 +26,8 @@ func discoveryHash(_ context.Context, d Data) error {
 		Port:    cfg.Port,
 		Hash:    hash,
 		Token:   d.State().Token,
+		// The endpoint the init config carried (renderInit: always set).
+		Endpoint: cfg.Endpoint,
 	}
 	return nil
 }

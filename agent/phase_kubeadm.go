@@ -3,13 +3,19 @@ package agent
 import (
 	"context"
 	"fmt"
+	"strings"
 )
 
-// kubeadmInit runs kubeadm init. A previous attempt that left the node half
-// initialized (the state says it started, or kubeadm's files exist) is
-// undone with kubeadm reset -f first: kubeadm init refuses a dirty node.
+// kubeadmInit runs kubeadm init, after clearing what this VM published in
+// an earlier bootstrap. A previous attempt of this agent that left the node
+// half initialized is undone with kubeadm reset -f first (kubeadm init
+// refuses a dirty node); kubeadm files without such a record are refused,
+// never reset.
 func kubeadmInit(ctx context.Context, d Data) error {
-	if err := resetIfDirty(ctx, d, PhaseKubeadmInit, AdminConfFile, KubeletConfFile); err != nil {
+	if err := resetIfOwnAttempt(ctx, d, PhaseKubeadmInit); err != nil {
+		return err
+	}
+	if err := clearPublished(ctx, d, joinKeys); err != nil {
 		return err
 	}
 	return runAttempt(ctx, d, PhaseKubeadmInit, func(ctx context.Context) error {
@@ -17,14 +23,23 @@ func kubeadmInit(ctx context.Context, d Data) error {
 	})
 }
 
-// kubeadmJoin runs kubeadm join, after a reset if an earlier join failed or
-// was interrupted.
+// kubeadmJoin runs kubeadm join, after a reset if an earlier join of this
+// agent failed or was interrupted, and after clearing a READY=YES an
+// earlier bootstrap (a previous disk) left. It rides out this VM's own
+// stale Node (phase_stalenode.go).
 func kubeadmJoin(ctx context.Context, d Data) error {
-	if err := resetIfDirty(ctx, d, PhaseKubeadmJoin, KubeletConfFile); err != nil {
+	if err := resetIfOwnAttempt(ctx, d, PhaseKubeadmJoin); err != nil {
+		return err
+	}
+	keys := workerKeys
+	if d.Node().Kind == KindControlPlane {
+		keys = cpKeys[:len(cpKeys)-1] // the recipient stays until joined
+	}
+	if err := clearPublished(ctx, d, keys); err != nil {
 		return err
 	}
 	return runAttempt(ctx, d, PhaseKubeadmJoin, func(ctx context.Context) error {
-		return d.Kubeadm().Join(ctx, d.Root().Path(JoinConfigFile), d.Master().Token)
+		return joinPastStaleNode(ctx, d)
 	})
 }
 
@@ -41,34 +56,27 @@ func runAttempt(ctx context.Context, d Data, name string, run func(context.Conte
 	return run(ctx)
 }
 
-// resetIfDirty runs kubeadm reset -f when an earlier attempt of name did not
-// finish, or when any of files exists.
-func resetIfDirty(ctx context.Context, d Data, name string, files ...string) error {
-	dirty := d.State().WasAttempted(name)
-	why := "an earlier attempt did not finish"
-	for _, f := range files {
-		ok, err := d.Root().Exists(f)
-		if err != nil {
-			return fmt.Errorf("checking %s: %w", f, err)
-		}
-		if ok && !dirty {
-			dirty, why = true, f+" exists"
-		}
+// resetIfOwnAttempt runs kubeadm reset -f when this agent recorded an
+// attempt of name that did not finish. kubeadm's files without that record
+// stop the run: they may be a live node someone else set up.
+func resetIfOwnAttempt(ctx context.Context, d Data, name string) error {
+	files, err := presentFiles(d)
+	if err != nil {
+		return err
 	}
-	if !dirty {
+	if !d.State().WasAttempted(name) {
+		if len(files) > 0 {
+			return fmt.Errorf("%w: %s but this agent never started %s here; to set it up again run `kubeadm reset -f` "+
+				"and restart onekube-bootstrap.service. The agent never resets what it did not start",
+				ErrRefused, filesSummary(files), strings.Replace(name, "-", " ", 1))
+		}
 		return nil
 	}
-	d.Log().Warn("resetting the node before retrying", "command", name, "reason", why)
+	d.Log().Warn("resetting the node before retrying: an earlier attempt of this agent did not finish", "command", name)
 	ctx, cancel := context.WithTimeout(ctx, d.Settings().CommandTimeout)
 	defer cancel()
 	if err := d.Kubeadm().Reset(ctx); err != nil {
-		return fmt.Errorf("resetting the node (%s): %w", why, err)
+		return fmt.Errorf("resetting the node after an unfinished %s: %w", name, err)
 	}
 	return nil
-}
-
-// controlPlaneJoin is what a second master-role VM does until HA lands.
-func controlPlaneJoin(_ context.Context, d Data) error {
-	n := d.Node()
-	return fmt.Errorf("VM %d is in role %q but VM %d initializes the cluster: %w", n.VMID, n.RoleName, n.MasterIDs[0], ErrControlPlaneJoin)
 }

@@ -2,8 +2,12 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
 	"net/netip"
+	"strconv"
+	"time"
 
 	"github.com/onekube/onekube/agent/kubeadm"
 	"github.com/onekube/onekube/agent/state"
@@ -14,6 +18,12 @@ import (
 func renderInit(ctx context.Context, d Data) error {
 	cfg := d.Config()
 	ver, err := targetVersion(ctx, d)
+	if err != nil {
+		return err
+	}
+	// A fresh key for every render: kubeadm init uploads the certificates
+	// with it (--upload-certs); serve hands it to joining masters.
+	key, err := kubeadm.GenerateCertificateKey(nil)
 	if err != nil {
 		return err
 	}
@@ -29,6 +39,13 @@ func renderInit(ctx context.Context, d Data) error {
 		// kubeadm's own taint handling (taints: [] when untainted) is
 		// enough; no kubectl taint afterwards.
 		TaintControlPlane: cfg.TaintedMaster,
+		IgnorePreflight:   cfg.IgnorePreflight,
+		NodeLabels:        nodeLabels(d),
+		// Always an endpoint, even with one master: kubeadm adds control
+		// planes only to a cluster initialised with one.
+		ControlPlaneEndpoint: cfg.Endpoint,
+		CertSANs:             endpointSANs(cfg.Endpoint),
+		CertificateKey:       key,
 	})
 	if err != nil {
 		return fmt.Errorf("rendering init config: %w", err)
@@ -43,31 +60,68 @@ func renderJoin(ctx context.Context, d Data) error {
 	if err != nil {
 		return err
 	}
-	out, err := kubeadm.RenderJoin(kubeadm.JoinParams{
+	p := kubeadm.JoinParams{
 		KubernetesVersion: ver,
 		NodeName:          cfg.NodeName,
 		NodeIP:            cfg.Address,
-		APIServerEndpoint: netip.AddrPortFrom(m.Address, uint16(m.Port)).String(), //nolint:gosec // port validated in wait-master
+		APIServerEndpoint: joinEndpoint(cfg, m),
 		Token:             m.Token,
 		CACertHash:        m.Hash,
-	})
+		IgnorePreflight:   cfg.IgnorePreflight,
+		NodeLabels:        nodeLabels(d),
+	}
+	if d.Node().Kind == KindControlPlane {
+		p.ControlPlane = &kubeadm.JoinControlPlane{
+			AdvertiseAddress:  cfg.Address,
+			BindPort:          cfg.Port,
+			CertificateKey:    m.CertificateKey,
+			TaintControlPlane: cfg.TaintedMaster,
+		}
+	}
+	out, err := kubeadm.RenderJoin(p)
 	if err != nil {
 		return fmt.Errorf("rendering join config: %w", err)
 	}
 	return writeSecretFile(d, JoinConfigFile, out)
 }
 
-// targetVersion is the Kubernetes release to render for: the template's
-// choice, else the kubeadm on PATH.
-func targetVersion(ctx context.Context, d Data) (string, error) {
-	if v := d.Config().Version; v != "" {
+// joinEndpoint is where a node joins: the cluster's stable endpoint (this
+// node's balancer or the user's VIP), never one master's address, so that
+// losing that master loses nothing. A master that published no endpoint
+// initialised a cluster without one (an older agent): its own address then.
+func joinEndpoint(cfg *Config, m *Master) string {
+	if m.Endpoint == "" && m.Address.IsValid() {
+		return netip.AddrPortFrom(m.Address, uint16(m.Port)).String() //nolint:gosec // port validated in wait-master
+	}
+	return cfg.Endpoint
+}
+
+// endpointSANs names the endpoint's host in the API server certificate
+// (kubeadm adds it too; listing it says so where the config is read).
+func endpointSANs(ep string) []string {
+	h, _, err := net.SplitHostPort(ep)
+	if err != nil || h == "" {
+		return nil
+	}
+	return []string{h}
+}
+
+// nodeLabels are the labels this node registers with: its VM ID, by which
+// serve maps Nodes to VMs.
+func nodeLabels(d Data) map[string]string {
+	return map[string]string{kubeadm.LabelVMID: strconv.Itoa(d.Node().VMID)}
+}
+
+// versionTimeout bounds `kubeadm version`, which reads nothing but itself.
+const versionTimeout = time.Minute
+
+// targetVersion is the Kubernetes release to render for: the image's
+// kubeadm, which discovery read (and checked against the template's ask).
+func targetVersion(_ context.Context, d Data) (string, error) {
+	if v := d.Node().KubeadmVersion; v != "" {
 		return v, nil
 	}
-	v, err := d.Kubeadm().Version(ctx)
-	if err != nil {
-		return "", fmt.Errorf("finding the Kubernetes version: %w", err)
-	}
-	return v, nil
+	return "", errors.New("the image's Kubernetes version is unknown (discovery did not read it)")
 }
 
 // writeSecretFile writes a file holding a token: 0600 in the 0700 state

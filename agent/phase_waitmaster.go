@@ -5,19 +5,26 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/onekube/onekube/agent/kubeadm"
 	vmcontext "github.com/onekube/onekube/context"
 	"github.com/onekube/onekube/context/onegate"
 )
 
+// serviceRefresh is how often a waiting worker reads the service again:
+// the master may have been replaced (a new VM ID) while it waited.
+const serviceRefresh = 5 * time.Minute
+
 // waitMaster polls the master role's VMs (GET /vms/:id, lowest ID first)
 // until one is READY with valid join data, backing off with jitter, for at
-// most the master timeout. It never reads the extended service document,
-// whose size grows with the cluster, and never falls back to creating a
-// cluster of its own.
+// most the master timeout. It stops at once when the initializing master
+// published PHASE=failed, and re-reads the service every serviceRefresh. It
+// never reads the extended service document, whose size grows with the
+// cluster, and never falls back to creating a cluster of its own.
 func waitMaster(ctx context.Context, d Data) error {
 	n, t := d.Node(), d.Settings()
 	w := &waiter{
@@ -29,9 +36,16 @@ func waitMaster(ctx context.Context, d Data) error {
 		clock:   d.Clock(),
 		log:     d.Log(),
 	}
+	lastRead := d.Clock().Now()
+	toldStale := false
 	err := w.run(ctx, func(ctx context.Context) error {
+		if d.Clock().Now().Sub(lastRead) >= serviceRefresh {
+			refreshMasters(ctx, d)
+			lastRead = d.Clock().Now()
+			w.expired = fmt.Errorf("%w (master VMs %s)", ErrMasterTimeout, idList(n.MasterIDs))
+		}
 		var why []string
-		for _, id := range n.MasterIDs {
+		for i, id := range n.MasterIDs {
 			vm, err := d.OneGate().GetVMByID(ctx, id)
 			if errors.Is(err, ErrUnauthorized) {
 				return err
@@ -42,8 +56,20 @@ func waitMaster(ctx context.Context, d Data) error {
 			}
 			m, reason := readyMaster(vm, d.Config().Port)
 			if reason == "" {
+				if reason = staleToken(vm, d.Clock().Now()); reason != "" && !toldStale {
+					d.Log().Info("waiting for a fresh join token", "master_vm", id, "reason", reason)
+					toldStale = true
+				}
+			}
+			if reason == "" {
 				*d.Master() = m
+				otherMasters(ctx, d, n.MasterIDs[i+1:])
 				return nil
+			}
+			if i == 0 && failed(vm) {
+				// Only the initializing master's failure ends the wait;
+				// the other master-role VMs fail until HA is supported.
+				return fmt.Errorf("%w: VM %d reported %s=%s: %s", ErrMasterFailed, id, vmcontext.KeyPubPhase, PhaseFailed, quoteReport(vm.UserTemplate[vmcontext.KeyPubError]))
 			}
 			why = append(why, fmt.Sprintf("VM %d: %s", id, reason))
 		}
@@ -57,14 +83,74 @@ func waitMaster(ctx context.Context, d Data) error {
 	return nil
 }
 
+// otherMasters reads the masters after the one found (HA only: one master
+// costs nothing more) and keeps the addresses of those READY in the same
+// cluster, as oned lists them on their NICs, for the local balancer: a
+// worker must reach the cluster when the first master is down. A failed
+// read only leaves that master out; the balancer learns every API server
+// from the cluster once joined.
+func otherMasters(ctx context.Context, d Data, ids []int) {
+	m := d.Master()
+	for _, id := range ids {
+		vm, err := d.OneGate().GetVMByID(ctx, id)
+		if err != nil {
+			d.Log().Debug("reading another master for the balancer failed", "vmid", id, "error", err)
+			continue
+		}
+		if publishedHash(vm) != m.Hash {
+			continue
+		}
+		raw := strings.TrimSpace(vm.UserTemplate[vmcontext.KeyPubMaster])
+		a, err := netip.ParseAddr(raw)
+		if err != nil || unusableAddress(a) != "" || !ownsAddress(vm, raw) {
+			continue
+		}
+		m.Others = append(m.Others, a.Unmap())
+	}
+}
+
+// refreshMasters re-reads the master role's VM IDs; a failed read keeps
+// the list it had.
+func refreshMasters(ctx context.Context, d Data) {
+	n := d.Node()
+	ids, err := readMasterIDs(ctx, d, d.Config().MasterRole)
+	if err != nil {
+		d.Log().Warn("re-reading the service failed; keeping the master list", "error", err)
+		return
+	}
+	if !slices.Equal(ids, n.MasterIDs) {
+		d.Log().Info("the master role changed while waiting", "was", idList(n.MasterIDs), "now", idList(ids))
+		n.MasterIDs = ids
+	}
+}
+
+// failed reports whether a VM published PHASE=failed and is not ready.
+func failed(vm *onegate.VM) bool {
+	return strings.TrimSpace(vm.UserTemplate[vmcontext.KeyPubPhase]) == PhaseFailed && !isReady(vm)
+}
+
+// quoteReport shows another VM's published error, bounded.
+func quoteReport(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return "(no " + vmcontext.KeyPubError + ")"
+	}
+	if len(s) > maxErrorValue {
+		s = s[:maxErrorValue] + "…"
+	}
+	return strconv.Quote(s)
+}
+
 // readyMaster checks a master VM's published join data strictly: READY=YES,
-// a well-formed token, a 64-hex hash (with or without "sha256:"), an IP and
-// an optional port. On failure it says what is missing or malformed, never
-// the values. defaultPort applies when the master published none, as the
-// legacy appliance did not.
+// a well-formed token, a 64-hex hash (with or without "sha256:"), an
+// optional port, and an address that is one of that VM's own NIC addresses
+// as oned reports them through OneGate: any VM of the service may rewrite
+// another's USER_TEMPLATE (update_by_id), but not its NICs. On failure it
+// says what is missing or malformed, never the token. defaultPort applies
+// when the master published none, as the legacy appliance did not.
 func readyMaster(vm *onegate.VM, defaultPort int) (Master, string) {
 	ut := vm.UserTemplate
-	if !strings.EqualFold(strings.TrimSpace(ut[vmcontext.KeyReady]), "YES") {
+	if !isReady(vm) {
 		return Master{}, "not READY yet"
 	}
 	var missing, bad []string
@@ -82,12 +168,17 @@ func readyMaster(vm *onegate.VM, defaultPort int) (Master, string) {
 	case err != nil:
 		bad = append(bad, vmcontext.KeyPubHash)
 	}
-	addr, err := netip.ParseAddr(strings.TrimSpace(ut[vmcontext.KeyPubMaster]))
+	raw := strings.TrimSpace(ut[vmcontext.KeyPubMaster])
+	addr, err := netip.ParseAddr(raw)
 	switch {
-	case strings.TrimSpace(ut[vmcontext.KeyPubMaster]) == "":
+	case raw == "":
 		missing = append(missing, vmcontext.KeyPubMaster)
-	case err != nil || addr.Zone() != "" || addr.IsUnspecified() || addr.IsMulticast():
+	case err != nil:
 		bad = append(bad, vmcontext.KeyPubMaster)
+	case unusableAddress(addr) != "":
+		bad = append(bad, fmt.Sprintf("%s (%s is %s)", vmcontext.KeyPubMaster, addr, unusableAddress(addr)))
+	case !ownsAddress(vm, raw):
+		bad = append(bad, fmt.Sprintf("%s (%s is not an address of VM %d, whose NICs have %s)", vmcontext.KeyPubMaster, addr, vm.ID, addrList(vm.Addrs())))
 	}
 	port := defaultPort
 	if s := strings.TrimSpace(ut[vmcontext.KeyPubPort]); s != "" {
@@ -98,6 +189,11 @@ func readyMaster(vm *onegate.VM, defaultPort int) (Master, string) {
 		port = p
 	}
 	var parts []string
+	if len(missing) == 1 && missing[0] == vmcontext.KeyPubToken && len(bad) == 0 {
+		// serve erases the token while nobody waits and mints one for VMs
+		// that do, so this is the normal state of a scale-up's first look.
+		return Master{}, "READY, no join token published yet (the acting master mints one while a VM waits)"
+	}
 	if len(missing) > 0 {
 		parts = append(parts, "READY but missing "+strings.Join(missing, ", "))
 	}
@@ -107,7 +203,48 @@ func readyMaster(vm *onegate.VM, defaultPort int) (Master, string) {
 	if len(parts) > 0 {
 		return Master{}, strings.Join(parts, "; ")
 	}
-	return Master{VMID: vm.ID, Address: addr.Unmap(), Port: port, Hash: hash, Token: vmcontext.NewSecret(tok)}, ""
+	// The endpoint decides only where to join: a rewritten one can make the
+	// join fail (the CA pin holds), never trust another cluster.
+	ep := strings.TrimSpace(ut[vmcontext.KeyPubEndpoint])
+	return Master{VMID: vm.ID, Address: addr.Unmap(), Port: port, Hash: hash, Token: vmcontext.NewSecret(tok), Endpoint: ep}, ""
+}
+
+// unusableAddress says why no other node could reach a for the API server,
+// "" when it is fine.
+func unusableAddress(a netip.Addr) string {
+	switch {
+	case a.IsLoopback():
+		return "a loopback address"
+	case a.IsUnspecified():
+		return "the unspecified address"
+	case a.IsMulticast():
+		return "a multicast address"
+	case a.IsLinkLocalUnicast():
+		return "a link-local address"
+	case a.Zone() != "":
+		return "scoped to an interface"
+	}
+	return ""
+}
+
+// ownsAddress reports whether s is one of vm's NIC addresses in OneGate.
+func ownsAddress(vm *onegate.VM, s string) bool {
+	a, err := netip.ParseAddr(strings.TrimSpace(s))
+	if err != nil {
+		return false
+	}
+	return slices.Contains(vm.Addrs(), a.Unmap())
+}
+
+func addrList(as []netip.Addr) string {
+	if len(as) == 0 {
+		return "no address"
+	}
+	s := make([]string, len(as))
+	for i, a := range as {
+		s[i] = a.String()
+	}
+	return strings.Join(s, ", ")
 }
 
 func idList(ids []int) string {

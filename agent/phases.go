@@ -1,24 +1,34 @@
 package agent
 
+import "github.com/onekube/onekube/context/onegate"
+
 // Phase names, published as ONEGATE_K8S_PHASE and recorded in the state.
 const (
-	PhaseDiscover         = "discover"
-	PhaseToken            = "token"
-	PhaseRenderInit       = "render-init"
-	PhaseKubeadmInit      = "kubeadm-init"
-	PhaseCNI              = "cni"
-	PhaseDiscoveryHash    = "discovery-hash"
-	PhaseWaitMaster       = "wait-master"
-	PhaseRenderJoin       = "render-join"
-	PhaseKubeadmJoin      = "kubeadm-join"
-	PhaseControlPlaneJoin = "control-plane-join"
-	PhasePublish          = "publish"
+	PhaseDiscover       = "discover"
+	PhasePreflight      = "preflight"
+	PhaseHostname       = "hostname"
+	PhaseToken          = "token"
+	PhaseRenderInit     = "render-init"
+	PhaseKubeadmInit    = "kubeadm-init"
+	PhaseCNI            = "cni"
+	PhaseDiscoveryHash  = "discovery-hash"
+	PhaseWaitMaster     = "wait-master"
+	PhaseNodeName       = "node-name"
+	PhaseRenderJoin     = "render-join"
+	PhaseKubeadmJoin    = "kubeadm-join"
+	PhaseLBSeed         = "lb-seed"
+	PhaseWaitTurn       = "wait-turn"
+	PhaseCertKeyRequest = "cert-key-request"
+	PhaseWaitCertKey    = "wait-cert-key"
+	PhasePublish        = "publish"
 )
 
-// discoverPhases is the start of every boot: who am I, who are the masters.
-func discoverPhases(resolve func() (Config, error)) []Phase {
+// discoverPhases is the start of every boot: who am I, who are the
+// masters, and is it safe to run kubeadm on this disk at all.
+func discoverPhases(resolve func(self *onegate.VM) (Config, error)) []Phase {
 	return []Phase{
 		{Name: PhaseDiscover, Run: discoverPhase(resolve)},
+		{Name: PhasePreflight, Run: preflight, Quiet: true},
 	}
 }
 
@@ -28,7 +38,9 @@ func phasesFor(k Kind) []Phase {
 	switch k {
 	case KindInit:
 		return []Phase{
-			{Name: PhaseToken, Run: createToken, Once: true},
+			{Name: PhaseHostname, Run: setHostname, Quiet: true},
+			{Name: PhaseToken, Run: createToken},
+			{Name: PhaseLBSeed, Run: seedBalancer, RunIf: notDone(PhaseKubeadmInit), Quiet: true},
 			{Name: PhaseRenderInit, Run: renderInit, RunIf: notDone(PhaseKubeadmInit)},
 			{Name: PhaseKubeadmInit, Run: kubeadmInit, Once: true},
 			{Name: PhaseCNI, Run: installCNI, Once: true, RunIf: wantsCNI},
@@ -37,16 +49,27 @@ func phasesFor(k Kind) []Phase {
 		}
 	case KindWorker:
 		return []Phase{
+			{Name: PhaseHostname, Run: setHostname, Quiet: true},
 			{Name: PhaseWaitMaster, Run: waitMaster, RunIf: notDone(PhaseKubeadmJoin)},
+			{Name: PhaseNodeName, Run: checkNodeName, RunIf: notDone(PhaseKubeadmJoin), Quiet: true},
+			{Name: PhaseLBSeed, Run: seedBalancer, RunIf: notDone(PhaseKubeadmJoin), Quiet: true},
 			{Name: PhaseRenderJoin, Run: renderJoin, RunIf: notDone(PhaseKubeadmJoin)},
 			{Name: PhaseKubeadmJoin, Run: kubeadmJoin, Once: true},
 			{Name: PhasePublish, Run: publishWorker},
 		}
 	case KindControlPlane:
-		// HA slots in here: wait-master (for a certificate key too),
-		// render-join with JoinParams.ControlPlane, kubeadm-join, publish.
+		// Masters join one at a time, in VM-ID order, with the certificate
+		// key the acting master grants to this attempt alone (§3).
 		return []Phase{
-			{Name: PhaseControlPlaneJoin, Run: controlPlaneJoin},
+			{Name: PhaseHostname, Run: setHostname, Quiet: true},
+			{Name: PhaseLBSeed, Run: seedBalancer, RunIf: notDone(PhaseKubeadmJoin), Quiet: true},
+			{Name: PhaseWaitTurn, Run: waitTurn, RunIf: notDone(PhaseKubeadmJoin)},
+			{Name: PhaseNodeName, Run: checkNodeName, RunIf: notDone(PhaseKubeadmJoin), Quiet: true},
+			{Name: PhaseCertKeyRequest, Run: requestCertKey, RunIf: notDone(PhaseKubeadmJoin)},
+			{Name: PhaseWaitCertKey, Run: waitCertKey, RunIf: notDone(PhaseKubeadmJoin)},
+			{Name: PhaseRenderJoin, Run: renderJoin, RunIf: notDone(PhaseKubeadmJoin)},
+			{Name: PhaseKubeadmJoin, Run: kubeadmJoin, Once: true},
+			{Name: PhasePublish, Run: publishControlPlane},
 		}
 	}
 	return nil

@@ -2,11 +2,13 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"strings"
 	"time"
 	"unicode"
 
+	"github.com/onekube/onekube/agent/system"
 	vmcontext "github.com/onekube/onekube/context"
 	"github.com/onekube/onekube/context/onegate"
 )
@@ -35,39 +37,83 @@ type oneGateReporter struct {
 }
 
 func (r oneGateReporter) Phase(ctx context.Context, name string) {
-	r.put(ctx, onegate.KV{Key: vmcontext.KeyPubPhase, Value: name})
+	_ = r.put(ctx, onegate.KV{Key: vmcontext.KeyPubPhase, Value: name})
 }
 
 // Failure sends the phase and the error in one update, so a reader never
-// sees "failed" without its reason.
+// sees "failed" without its reason, then reads the error back. On 6.0+ an
+// '=' travels as is (kubeadm's reasons are full of them: level=fatal,
+// msg=...); 5.12 and older cut such a value or refuse the update (see
+// onegate.EncodeUpdate), so when the read-back differs the report is sent
+// again with every '=' spelt ':'.
 func (r oneGateReporter) Failure(ctx context.Context, msg string) {
-	r.put(ctx,
+	val := SanitizeValue(msg)
+	err := r.put(ctx,
 		onegate.KV{Key: vmcontext.KeyPubPhase, Value: PhaseFailed},
-		onegate.KV{Key: vmcontext.KeyPubError, Value: SanitizeValue(msg)})
+		onegate.KV{Key: vmcontext.KeyPubError, Value: val})
+	if !strings.Contains(val, "=") {
+		return
+	}
+	if err == nil {
+		gctx, cancel := context.WithTimeout(ctx, r.timeout)
+		vm, gerr := r.og.GetVM(gctx)
+		cancel()
+		if gerr != nil || vm.UserTemplate[vmcontext.KeyPubError] == val {
+			return
+		}
+	}
+	r.log.Warn("OneGate did not store the error as sent (OpenNebula before 6.0?); sending it without '='")
+	_ = r.put(ctx,
+		onegate.KV{Key: vmcontext.KeyPubPhase, Value: PhaseFailed},
+		onegate.KV{Key: vmcontext.KeyPubError, Value: strings.ReplaceAll(val, "=", ":")})
 }
 
-func (r oneGateReporter) put(ctx context.Context, kvs ...onegate.KV) {
+func (r oneGateReporter) put(ctx context.Context, kvs ...onegate.KV) error {
 	ctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
-	if err := r.og.UpdateVM(ctx, kvs...); err != nil {
-		r.log.Warn("reporting to OneGate failed", "key", kvs[0].Key, "error", err)
+	err := r.og.UpdateVM(ctx, kvs...)
+	if err != nil {
+		r.log.Warn("reporting to OneGate failed", "key", kvs[len(kvs)-1].Key, "error", err)
 	}
+	return err
+}
+
+// briefError is err for a 240-character report: where a command failed,
+// its command line and output tail give way to the command's name and the
+// tool's own reason (system.ExitError.Brief), so the report carries
+// kubeadm's "[ERROR CRI]: ..." rather than "kubeadm init --config ...".
+func briefError(err error) string {
+	full := err.Error()
+	var ee *system.ExitError
+	if errors.As(err, &ee) {
+		if long := ee.Error(); strings.Contains(full, long) {
+			return strings.Replace(full, long, ee.Brief(), 1)
+		}
+	}
+	return full
 }
 
 // maxErrorValue keeps ONEGATE_K8S_ERROR short: it is a pointer to the
 // journal, not a copy of it.
 const maxErrorValue = 240
 
-// SanitizeValue makes s safe as a OneGate USER_TEMPLATE value. The server
-// re-quotes values and breaks on '"', ',', '[', ']', '\' and newlines, so
-// those become spaces; runs of blanks collapse, and the result is cut to a
-// short length on a rune boundary. An empty result becomes "-" because
-// OneGate rejects an empty value.
+// sanitized maps the characters no OneGate value can carry (see
+// onegate.CheckValue) to the nearest ones that can, so a message stays
+// readable: quotes become apostrophes, brackets parentheses.
+var sanitized = strings.NewReplacer(`"`, "'", "[", "(", "]", ")", ",", ";", `\`, "/")
+
+// SanitizeValue makes s a value OneGate stores as sent (onegate.CheckValue):
+// quotes, brackets, commas and backslashes are replaced (see sanitized),
+// line breaks and other control or blank runs become one space, and the
+// result is cut to maxErrorValue bytes on a rune boundary. '=' is kept (it
+// needs OpenNebula 6.0+, see oneGateReporter.Failure). An empty result
+// becomes "-" because an empty value cannot be stored.
 func SanitizeValue(s string) string {
+	s = sanitized.Replace(s)
 	var b strings.Builder
 	space := false
 	for _, c := range s {
-		if strings.ContainsRune("\",[]\\", c) || unicode.IsSpace(c) || !unicode.IsPrint(c) {
+		if unicode.IsSpace(c) || !unicode.IsPrint(c) {
 			space = true
 			continue
 		}

@@ -19,6 +19,10 @@ type Phase struct {
 	// crash skips it (kubeadm init must not run twice). Phases without it
 	// are cheap and rerun every time (discovery, hashing, publishing).
 	Once bool
+	// Quiet phases are quick local checks, not announced to OneGate (each
+	// report is an update of the VM in oned); systemd and the log still
+	// see them, and a failure still names them.
+	Quiet bool
 }
 
 // Runner executes phases in order. It owns everything around a phase:
@@ -59,7 +63,9 @@ func (r *Runner) Run(ctx context.Context, phases []Phase, d Data) error {
 		if err := r.Save(); err != nil {
 			return fmt.Errorf("phase %s: %w", p.Name, err)
 		}
-		r.Report.Phase(ctx, p.Name)
+		if !p.Quiet {
+			r.Report.Phase(ctx, p.Name)
+		}
 		r.Notify.Status(p.Name)
 		start := r.Clock.Now()
 		log.Info("phase started")

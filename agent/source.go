@@ -3,12 +3,13 @@ package agent
 import (
 	"context"
 	"fmt"
-	"os"
+	"net/netip"
 	"path/filepath"
 	"strings"
 
 	"github.com/onekube/onekube/agent/system"
 	vmcontext "github.com/onekube/onekube/context"
+	"github.com/onekube/onekube/context/onegate"
 )
 
 // ContextSource is the production Deps.LoadSource: it reads the VM context
@@ -29,49 +30,95 @@ func ContextSource(root system.Root, contextFile string, getenv func(string) str
 		if err != nil {
 			return nil, err
 		}
+		// Needed before OneGate can be reached, so a bad value is an error
+		// here (journal and exit status), not a report.
+		ca, err := vc.Vars.OneGateCA()
+		if err != nil {
+			return nil, err
+		}
 		return &Source{
-			Creds:   vc.Creds,
-			Resolve: func() (Config, error) { return ConfigFromVars(vc.Vars, os.Hostname) },
+			Creds:     vc.Creds,
+			OneGateCA: ca,
+			Resolve:   func(self *onegate.VM) (Config, error) { return ConfigFromVars(vc.Vars, self) },
 		}, nil
 	}
 }
 
-// ConfigFromVars resolves the agent's Config from context variables: the
-// validated settings, this VM's address among its NICs, and the node name
-// (the hostname, lower-cased as the kubelet does, when the template sets
-// none).
-func ConfigFromVars(vars vmcontext.Vars, hostname func() (string, error)) (Config, error) {
+// ConfigFromVars resolves the agent's Config from context variables and
+// this VM as OneGate describes it (self): the validated settings; the NIC
+// ONEAPP_K8S_ADDRESS picks, with network names from OneGate; address
+// families that agree; and the node name <prefix>-<VMID>, from the VM's
+// OpenNebula identity, never from the image's hostname.
+func ConfigFromVars(vars vmcontext.Vars, self *onegate.VM) (Config, error) {
 	s, err := vars.Settings()
 	if err != nil {
 		return Config{}, err
 	}
-	addr, err := vmcontext.NodeAddress(s, vars.NICs())
+	nic, addr, err := s.Address.Pick(mergeNICs(vars.NICs(), self.NICs))
 	if err != nil {
 		return Config{}, err
+	}
+	if err := vmcontext.CheckFamilies(addr, s.PodsNetwork, s.ServicesNetwork); err != nil {
+		return Config{}, err
+	}
+	if addr.Is6() && s.CNI == "calico" {
+		return Config{}, &vmcontext.SettingError{Key: vmcontext.KeyCNI, Msg: fmt.Sprintf("calico: the manifest the image carries is set up for IPv4; the node address %s is IPv6 (use flannel or none)", addr)}
 	}
 	if s.TokenTTL <= 0 {
 		// kubeadm reads 0 as "never expires"; a join credential must not
 		// sit in OneGate forever.
 		return Config{}, fmt.Errorf("%s: %s is not allowed, the bootstrap token needs a lifetime (e.g. 24h)", vmcontext.KeyTokenTTL, s.TokenTTL)
 	}
-	name := s.NodeName
-	if name == "" {
-		h, err := hostname()
-		if err != nil {
-			return Config{}, fmt.Errorf("%s is empty and the hostname is unknown: %w", vmcontext.KeyNodeName, err)
-		}
-		name = strings.ToLower(strings.TrimSuffix(h, "."))
+	endpoint := s.ControlPlaneEndpoint
+	if endpoint == "" {
+		endpoint = vmcontext.LocalBalancer
 	}
 	return Config{
+		Endpoint:        endpoint,
+		Selector:        s.Address,
 		MasterRole:      s.MasterRole,
 		Address:         addr,
+		NIC:             nic.Index,
 		Port:            s.Port,
 		PodsNetwork:     s.PodsNetwork,
 		ServicesNetwork: s.ServicesNetwork,
-		NodeName:        name,
+		NodeName:        vmcontext.NodeName(s.NodePrefix, self.UserTemplate[vmcontext.KeyRoleName], self.ID),
 		Version:         s.Version,
 		CNI:             s.CNI,
 		TaintedMaster:   s.TaintedMaster,
 		TokenTTL:        s.TokenTTL,
+		IgnorePreflight: s.IgnorePreflight,
 	}, nil
+}
+
+// mergeNICs adds what only OneGate knows, each NIC's virtual network name,
+// to the context's ETHn NICs, matched by MAC. Without ETHn variables
+// (CONTEXT NETWORK=NO) OneGate's NICs, in its order, are the NICs.
+func mergeNICs(ctx []vmcontext.NICInfo, og []onegate.NIC) []vmcontext.NICInfo {
+	var plain []onegate.NIC
+	for _, n := range og {
+		if !n.Alias {
+			plain = append(plain, n)
+		}
+	}
+	if len(ctx) == 0 {
+		out := make([]vmcontext.NICInfo, 0, len(plain))
+		for i, n := range plain {
+			ni := vmcontext.NICInfo{Index: i, MAC: n.MAC, NetworkName: n.Network}
+			ni.IP, _ = netip.ParseAddr(n.IP)
+			ni.IP6, _ = netip.ParseAddr(n.IP6)
+			ni.IP6ULA, _ = netip.ParseAddr(n.IP6ULA)
+			out = append(out, ni)
+		}
+		return out
+	}
+	out := append([]vmcontext.NICInfo(nil), ctx...)
+	for i := range out {
+		for _, n := range plain {
+			if n.MAC != "" && strings.EqualFold(n.MAC, out[i].MAC) {
+				out[i].NetworkName = n.Network
+			}
+		}
+	}
+	return out
 }

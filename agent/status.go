@@ -9,8 +9,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/onekube/onekube/agent/kubeadm"
 	"github.com/onekube/onekube/agent/state"
 	"github.com/onekube/onekube/agent/system"
+	vmcontext "github.com/onekube/onekube/context"
 )
 
 // Status is what `onekube-agent status` shows: the agent's own record,
@@ -38,6 +40,22 @@ func ReadStatus(root system.Root) (*Status, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Errors were redacted when saved; mask again with every token this
+	// node knows (a file an older agent wrote redacted whole tokens only).
+	secrets := []vmcontext.Secret{st.Token}
+	if b, err := root.ReadFile(InitConfigFile); err == nil {
+		if tok, err := kubeadm.InitConfigToken(b); err == nil {
+			secrets = append(secrets, tok)
+		}
+	}
+	if b, err := root.ReadFile(JoinConfigFile); err == nil {
+		secrets = append(secrets, joinConfigToken(b))
+	}
+	redact := func(v string) string { return vmcontext.Redact(v, secretsOf(secrets...)...) }
+	published := st.Masked()
+	for k, v := range published {
+		published[k] = redact(v)
+	}
 	s := &Status{
 		Bootstrapped: done,
 		VMID:         st.VMID,
@@ -45,8 +63,8 @@ func ReadStatus(root system.Root) (*Status, error) {
 		Phase:        st.Phase,
 		Completed:    st.Completed,
 		Pending:      st.Attempted,
-		LastError:    st.LastError,
-		Published:    st.Masked(),
+		LastError:    redact(st.LastError),
+		Published:    published,
 	}
 	if !st.UpdatedAt.IsZero() {
 		s.UpdatedAt = &st.UpdatedAt
@@ -100,4 +118,15 @@ func (s *Status) WriteText(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// joinConfigToken finds the bootstrap token in a join config, for
+// masking only (zero when there is none).
+func joinConfigToken(b []byte) vmcontext.Secret {
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "token: "); ok && kubeadm.ValidToken(strings.TrimSpace(v)) {
+			return vmcontext.NewSecret(strings.TrimSpace(v))
+		}
+	}
+	return vmcontext.Secret{}
 }

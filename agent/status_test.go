@@ -57,3 +57,27 @@ func TestStatusEmpty(t *testing.T) {
 		t.Fatalf("%+v, %v", s, err)
 	}
 }
+
+// TestStatusMasksTokenPartsFromOlderFiles: an error an older agent saved
+// with only the whole token masked shows no part of it either.
+func TestStatusMasksTokenPartsFromOlderFiles(t *testing.T) {
+	t.Parallel()
+	root := system.Root(t.TempDir())
+	const tok = "abcdef.0123456789abcdef"
+	v1 := `{"version":1,"vmid":3,"role":"init","token":"` + tok + `","last_error":"kubeadm: secret 0123456789abcdef of bootstrap-token-abcdef rejected"}`
+	if err := root.WriteFile(state.StateFile, []byte(v1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	st, err := ReadStatus(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var js, txt strings.Builder
+	_ = st.WriteJSON(&js)
+	_ = st.WriteText(&txt)
+	for _, out := range []string{js.String(), txt.String()} {
+		if strings.Contains(out, "0123456789abcdef") || strings.Contains(out, "abcdef") || !strings.Contains(out, "rejected") {
+			t.Errorf("status:\n%s", out)
+		}
+	}
+}

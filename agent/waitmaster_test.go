@@ -29,7 +29,10 @@ func masterVM(kv ...string) *onegate.VM {
 		}
 		ut[kv[i]] = kv[i+1]
 	}
-	return &onegate.VM{ID: 4, UserTemplate: ut}
+	return &onegate.VM{ID: 4, UserTemplate: ut, NICs: []onegate.NIC{
+		{Name: "NIC0", IP: "10.0.0.5", IP6ULA: "fd00::5"},
+		{Name: "NIC1", IP: "127.0.0.1"}, // oned never leases it; a check must refuse it anyway
+	}}
 }
 
 func TestReadyMaster(t *testing.T) {
@@ -41,22 +44,26 @@ func TestReadyMaster(t *testing.T) {
 		wantPort   int
 		wantHash   string
 	}{
-		"ready":                 {vm: masterVM(), wantAddr: "10.0.0.5", wantPort: 6443, wantHash: goodHash},
-		"hash with prefix":      {vm: masterVM(vmcontext.KeyPubHash, "sha256:"+goodHash), wantAddr: "10.0.0.5", wantPort: 6443, wantHash: goodHash},
-		"hash upper case":       {vm: masterVM(vmcontext.KeyPubHash, "SHA256:"+strings.ToUpper(goodHash)), wantAddr: "10.0.0.5", wantPort: 6443, wantHash: goodHash},
-		"no port: own default":  {vm: masterVM(vmcontext.KeyPubPort, "<unset>"), wantAddr: "10.0.0.5", wantPort: 7443, wantHash: goodHash},
-		"ipv6":                  {vm: masterVM(vmcontext.KeyPubMaster, "fd00::5"), wantAddr: "fd00::5", wantPort: 6443, wantHash: goodHash},
-		"ready lower case":      {vm: masterVM(vmcontext.KeyReady, " yes "), wantAddr: "10.0.0.5", wantPort: 6443, wantHash: goodHash},
-		"not ready":             {vm: masterVM(vmcontext.KeyReady, "<unset>"), wantReason: "not READY yet"},
-		"ready without keys":    {vm: &onegate.VM{UserTemplate: map[string]string{vmcontext.KeyReady: "YES"}}, wantReason: "missing ONEGATE_K8S_TOKEN, ONEGATE_K8S_HASH, ONEGATE_K8S_MASTER"},
-		"bad token":             {vm: masterVM(vmcontext.KeyPubToken, "ABCDEF.0123456789abcdef"), wantReason: "malformed ONEGATE_K8S_TOKEN"},
-		"token with admin junk": {vm: masterVM(vmcontext.KeyPubToken, goodToken+"x"), wantReason: "malformed ONEGATE_K8S_TOKEN"},
-		"short hash":            {vm: masterVM(vmcontext.KeyPubHash, goodHash[1:]), wantReason: "malformed ONEGATE_K8S_HASH"},
-		"master with port":      {vm: masterVM(vmcontext.KeyPubMaster, "10.0.0.5:6443"), wantReason: "malformed ONEGATE_K8S_MASTER"},
-		"master hostname":       {vm: masterVM(vmcontext.KeyPubMaster, "master.example"), wantReason: "malformed ONEGATE_K8S_MASTER"},
-		"master unspecified":    {vm: masterVM(vmcontext.KeyPubMaster, "0.0.0.0"), wantReason: "malformed ONEGATE_K8S_MASTER"},
-		"port out of range":     {vm: masterVM(vmcontext.KeyPubPort, "70000"), wantReason: "malformed ONEGATE_K8S_PORT"},
-		"port not a number":     {vm: masterVM(vmcontext.KeyPubPort, "https"), wantReason: "malformed ONEGATE_K8S_PORT"},
+		"ready":                  {vm: masterVM(), wantAddr: "10.0.0.5", wantPort: 6443, wantHash: goodHash},
+		"hash with prefix":       {vm: masterVM(vmcontext.KeyPubHash, "sha256:"+goodHash), wantAddr: "10.0.0.5", wantPort: 6443, wantHash: goodHash},
+		"hash upper case":        {vm: masterVM(vmcontext.KeyPubHash, "SHA256:"+strings.ToUpper(goodHash)), wantAddr: "10.0.0.5", wantPort: 6443, wantHash: goodHash},
+		"no port: own default":   {vm: masterVM(vmcontext.KeyPubPort, "<unset>"), wantAddr: "10.0.0.5", wantPort: 7443, wantHash: goodHash},
+		"ipv6":                   {vm: masterVM(vmcontext.KeyPubMaster, "fd00::5"), wantAddr: "fd00::5", wantPort: 6443, wantHash: goodHash},
+		"ipv4-mapped":            {vm: masterVM(vmcontext.KeyPubMaster, "::ffff:10.0.0.5"), wantAddr: "10.0.0.5", wantPort: 6443, wantHash: goodHash},
+		"ready lower case":       {vm: masterVM(vmcontext.KeyReady, " yes "), wantAddr: "10.0.0.5", wantPort: 6443, wantHash: goodHash},
+		"not ready":              {vm: masterVM(vmcontext.KeyReady, "<unset>"), wantReason: "not READY yet"},
+		"ready without keys":     {vm: &onegate.VM{UserTemplate: map[string]string{vmcontext.KeyReady: "YES"}}, wantReason: "missing ONEGATE_K8S_TOKEN, ONEGATE_K8S_HASH, ONEGATE_K8S_MASTER"},
+		"bad token":              {vm: masterVM(vmcontext.KeyPubToken, "ABCDEF.0123456789abcdef"), wantReason: "malformed ONEGATE_K8S_TOKEN"},
+		"token with admin junk":  {vm: masterVM(vmcontext.KeyPubToken, goodToken+"x"), wantReason: "malformed ONEGATE_K8S_TOKEN"},
+		"short hash":             {vm: masterVM(vmcontext.KeyPubHash, goodHash[1:]), wantReason: "malformed ONEGATE_K8S_HASH"},
+		"master with port":       {vm: masterVM(vmcontext.KeyPubMaster, "10.0.0.5:6443"), wantReason: "malformed ONEGATE_K8S_MASTER"},
+		"master hostname":        {vm: masterVM(vmcontext.KeyPubMaster, "master.example"), wantReason: "malformed ONEGATE_K8S_MASTER"},
+		"master unspecified":     {vm: masterVM(vmcontext.KeyPubMaster, "0.0.0.0"), wantReason: "malformed ONEGATE_K8S_MASTER (0.0.0.0 is the unspecified address)"},
+		"master loopback":        {vm: masterVM(vmcontext.KeyPubMaster, "127.0.0.1"), wantReason: "127.0.0.1 is a loopback address"},
+		"master link-local":      {vm: masterVM(vmcontext.KeyPubMaster, "fe80::1"), wantReason: "fe80::1 is a link-local address"},
+		"rewritten by a sibling": {vm: masterVM(vmcontext.KeyPubMaster, "10.0.0.66"), wantReason: "10.0.0.66 is not an address of VM 4, whose NICs have 10.0.0.5, fd00::5, 127.0.0.1"},
+		"port out of range":      {vm: masterVM(vmcontext.KeyPubPort, "70000"), wantReason: "malformed ONEGATE_K8S_PORT"},
+		"port not a number":      {vm: masterVM(vmcontext.KeyPubPort, "https"), wantReason: "malformed ONEGATE_K8S_PORT"},
 	}
 	for name, c := range cases {
 		m, reason := readyMaster(c.vm, 7443)
@@ -91,7 +98,7 @@ func FuzzReadyMaster(f *testing.F) {
 		vm := &onegate.VM{ID: 1, UserTemplate: map[string]string{
 			vmcontext.KeyReady: ready, vmcontext.KeyPubMaster: master, vmcontext.KeyPubPort: port,
 			vmcontext.KeyPubToken: token, vmcontext.KeyPubHash: hash,
-		}}
+		}, NICs: []onegate.NIC{{IP: "10.0.0.5", IP6: "fd00::1"}}}
 		m, reason := readyMaster(vm, 6443)
 		if reason != "" {
 			if token != "" && len(token) > 3 && strings.Contains(reason, token) {
@@ -99,7 +106,7 @@ func FuzzReadyMaster(f *testing.F) {
 			}
 			return
 		}
-		if !m.Address.IsValid() || m.Address.Zone() != "" || m.Address.Is4In6() {
+		if !m.Address.IsValid() || m.Address.Zone() != "" || m.Address.Is4In6() || unusableAddress(m.Address) != "" || !ownsAddress(vm, m.Address.String()) {
 			t.Fatalf("bad address %v", m.Address)
 		}
 		if m.Port < 1 || m.Port > 65535 {

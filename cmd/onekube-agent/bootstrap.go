@@ -20,6 +20,8 @@ import (
 // bootstrapFlags are the flags of `onekube-agent bootstrap`.
 type bootstrapFlags struct {
 	root, contextFile   string
+	oneGateCAFile       string
+	newCluster          bool
 	logFormat, logLevel string
 	tun                 agent.Tunables
 }
@@ -53,6 +55,9 @@ func newBootstrapCommand(stderr io.Writer) *cobra.Command {
 	fl.StringVar(&f.root, "root", "/", "directory every path the agent reads or writes is joined to")
 	fl.DurationVar(&f.tun.MasterTimeout, "master-timeout", agent.DefaultMasterTimeout, "how long a worker waits for the master to publish")
 	fl.StringVar(&f.tun.CNIDir, "cni-dir", agent.DefaultCNIDir, "directory of <cni>.yaml manifests (under --root)")
+	fl.DurationVar(&f.tun.CommandTimeout, "command-timeout", agent.DefaultCommandTimeout, "deadline of one kubeadm run (kubectl apply: at most 2m each)")
+	fl.StringVar(&f.oneGateCAFile, "onegate-ca-file", "", "PEM CA bundle to trust for an https ONEGATE_ENDPOINT behind a private CA (also: ONEKUBE_ONEGATE_CA in the context)")
+	fl.BoolVar(&f.newCluster, "new-cluster", false, "this master's earlier cluster is gone (VM recreated with a fresh disk): clear its published join data and initialize a new one")
 	fl.StringVar(&f.logFormat, "log-format", agent.LogAuto, "auto, text, json or journal")
 	fl.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	// Knobs for tests and demos; production keeps the defaults.
@@ -75,12 +80,14 @@ func runBootstrap(ctx context.Context, f bootstrapFlags, log *slog.Logger) error
 	root := system.Root(f.root)
 	exec := system.OSExec{}
 	log.Info("onekube-agent starting", "version", version.String(), "root", f.root)
-	err := agent.Bootstrap(ctx, agent.Options{Root: root, ContextFile: f.contextFile, Tunables: f.tun}, agent.Deps{
+	opts := agent.Options{Root: root, ContextFile: f.contextFile, OneGateCAFile: f.oneGateCAFile, NewCluster: f.newCluster, Tunables: f.tun}
+	err := agent.Bootstrap(ctx, opts, agent.Deps{
 		LoadSource: agent.ContextSource(root, f.contextFile, os.Getenv),
 		NewOneGate: agent.NewOneGateClient,
 		Kubeadm:    kubeadm.Runner{Exec: exec},
 		Exec:       exec,
-		Clock:      system.RealClock{},
+		Hostname:   system.HostnameFor(root),
+		Clock:      newClock(),
 		Notify:     agent.SystemdNotifier{Log: log},
 		Log:        log,
 	})

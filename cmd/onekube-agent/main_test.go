@@ -18,16 +18,18 @@ func TestExitCodes(t *testing.T) {
 		code int
 		out  string // substring of stdout+stderr
 	}{
-		"version":           {[]string{"version"}, exitOK, ""},
-		"--version":         {[]string{"--version"}, exitOK, "devel"},
-		"unknown command":   {[]string{"bogus"}, exitUsage, "unknown command"},
-		"bad flag":          {[]string{"bootstrap", "--master-timeout", "soon"}, exitUsage, "master-timeout"},
-		"bad log format":    {[]string{"bootstrap", "--log-format", "xml", "--root", root}, exitUsage, "log format"},
-		"bad poll interval": {[]string{"bootstrap", "--poll-interval", "1m", "--max-poll-interval", "1s", "--root", root}, exitUsage, "poll interval"},
-		"stray argument":    {[]string{"status", "x"}, exitUsage, "unknown command"},
-		"no context":        {[]string{"bootstrap", "--root", root, "--context", root + "/missing.sh", "--log-format", "text"}, exitFailure, "reading the VM context"},
-		"status empty root": {[]string{"status", "--root", root}, exitOK, "bootstrapped: no"},
-		"status json":       {[]string{"status", "--json", "--root", root}, exitOK, `"bootstrapped": false`},
+		"version":                 {[]string{"version"}, exitOK, ""},
+		"--version":               {[]string{"--version"}, exitOK, "devel"},
+		"unknown command":         {[]string{"bogus"}, exitUsage, "unknown command"},
+		"bad flag":                {[]string{"bootstrap", "--master-timeout", "soon"}, exitUsage, "master-timeout"},
+		"bad log format":          {[]string{"bootstrap", "--log-format", "xml", "--root", root}, exitUsage, "log format"},
+		"bad poll interval":       {[]string{"bootstrap", "--poll-interval", "1m", "--max-poll-interval", "1s", "--root", root}, exitUsage, "poll interval"},
+		"bad command timeout":     {[]string{"bootstrap", "--command-timeout", "soon"}, exitUsage, "command-timeout"},
+		"new cluster, no context": {[]string{"bootstrap", "--new-cluster", "--root", root, "--context", root + "/missing.sh", "--log-format", "text"}, exitFailure, "reading the VM context"},
+		"stray argument":          {[]string{"status", "x"}, exitUsage, "unknown command"},
+		"no context":              {[]string{"bootstrap", "--root", root, "--context", root + "/missing.sh", "--log-format", "text"}, exitFailure, "reading the VM context"},
+		"status empty root":       {[]string{"status", "--root", root}, exitOK, "bootstrapped: no"},
+		"status json":             {[]string{"status", "--json", "--root", root}, exitOK, `"bootstrapped": false`},
 	}
 	for name, c := range cases {
 		var out, errb bytes.Buffer

@@ -23,6 +23,6 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetVersionTemplate("{{.Version}}\n") // the bare version, as the version command prints it
-	root.AddCommand(newBootstrapCommand(stderr), newStatusCommand(stdout), newVersionCommand(stdout))
+	root.AddCommand(newBootstrapCommand(stderr), newServeCommand(stderr), newLBCommand(stderr), newLeaveCommand(stdout, stderr), newStatusCommand(stdout), newVersionCommand(stdout))
 	return root
 }

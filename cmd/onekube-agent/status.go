@@ -1,11 +1,14 @@
 package main
 
 import (
+	"encoding/json"
 	"io"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/onekube/onekube/agent"
+	"github.com/onekube/onekube/agent/serve"
 	"github.com/onekube/onekube/agent/system"
 )
 
@@ -15,18 +18,28 @@ func newStatusCommand(stdout io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "Print what the agent knows: role, phase, last error, published keys",
-		Long: "status reads the agent's state file. The bootstrap token is masked and errors\n" +
-			"were redacted when recorded, so the output is safe to share.",
+		Long: "status reads the agent's state file, and on a master serve's status file. Tokens\n" +
+			"are masked (serve shows a join token's expiry, never the token) and errors were\n" +
+			"redacted when recorded, so the output is safe to share.",
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			st, err := agent.ReadStatus(system.Root(root))
 			if err != nil {
 				return runFailure{err}
 			}
+			// A master running serve adds who acts, the join token's
+			// expiry, waiting VMs and Nodes without a VM.
+			sv, svErr := serve.ReadStatus(system.Root(root).Path(serve.StatusFile))
+			if svErr != nil {
+				sv = nil
+			}
 			if asJSON {
-				err = st.WriteJSON(stdout)
+				err = writeStatusJSON(stdout, st, sv)
 			} else {
 				err = st.WriteText(stdout)
+				if err == nil && sv != nil {
+					err = sv.WriteText(stdout, time.Now())
+				}
 			}
 			if err != nil {
 				return runFailure{err}
@@ -37,4 +50,15 @@ func newStatusCommand(stdout io.Writer) *cobra.Command {
 	cmd.Flags().StringVar(&root, "root", "/", "directory every path is joined to")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
+}
+
+// writeStatusJSON is the agent's status with serve's beside it.
+func writeStatusJSON(w io.Writer, st *agent.Status, sv *serve.Status) error {
+	out := struct {
+		*agent.Status
+		Serve *serve.Status `json:"serve,omitempty"`
+	}{st, sv}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
 }

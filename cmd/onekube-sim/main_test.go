@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/onekube/onekube/context/onegatesim"
 )
 
 func writeTemplate(t *testing.T, gate bool) string {
@@ -54,5 +56,13 @@ func TestServe(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(dir, "vm-100", "context.sh"))
 	if err != nil || !strings.Contains(string(b), "ONEAPP_K8S_PORT='6443'") {
 		t.Errorf("context.sh: %s %v", b, err)
+	}
+}
+
+// The cooldown defaults to OneFlow's :default_cooldown: (300 s).
+func TestServeCooldownDefault(t *testing.T) {
+	f, err := parseServe([]string{"--template", "t.json"}, &bytes.Buffer{})
+	if err != nil || f.cooldown != onegatesim.DefaultCooldown {
+		t.Errorf("cooldown %s, %v; want %s", f.cooldown, err, onegatesim.DefaultCooldown)
 	}
 }

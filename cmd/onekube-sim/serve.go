@@ -35,7 +35,7 @@ func parseServe(args []string, stderr io.Writer) (serveFlags, error) {
 	fs.StringVar(&f.oneflow, "oneflow", "7", "simulated OpenNebula: 7 (7.4), 6 (6.10), 5 (5.10) or a release like 6.8")
 	fs.StringVar(&f.network, "network", "192.0.2.0/24", "pool for the VMs' NIC addresses (never contacted)")
 	fs.IntVar(&f.vmidBase, "vmid-base", 100, "first VM ID")
-	fs.DurationVar(&f.cooldown, "cooldown", 0, "role cooldown after scaling when the template sets none")
+	fs.DurationVar(&f.cooldown, "cooldown", onegatesim.DefaultCooldown, "role cooldown after scaling when the template sets none (OneFlow's :default_cooldown:; 0: none)")
 	fs.BoolVar(&f.untilRunning, "until-running", false, "exit 0 once every service is RUNNING")
 	fs.DurationVar(&f.timeout, "timeout", 0, "give up after this long (exit 1); 0: no limit")
 	if err := fs.Parse(args); err != nil {
@@ -91,9 +91,13 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 			return err
 		}
 	}
+	cooldown := f.cooldown
+	if cooldown <= 0 {
+		cooldown = -1 // Options: negative is none, zero the default
+	}
 	sim := onegatesim.New(onegatesim.Options{
 		Dir: f.dir, Version: releaseOf(f.oneflow), VMIDBase: f.vmidBase, Network: pool,
-		Listen: f.listen, Cooldown: f.cooldown,
+		Listen: f.listen, Cooldown: cooldown,
 	})
 	defer func() {
 		fmt.Fprintln(stderr, "timeline:")

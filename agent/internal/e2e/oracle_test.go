@@ -8,6 +8,7 @@ import (
 
 	"github.com/onekube/onekube/agent"
 	"github.com/onekube/onekube/agent/internal/simcluster"
+	"github.com/onekube/onekube/agent/internal/standin/env"
 )
 
 // TestRealKubeadmAcceptsAgentConfigs hands the exact files the agents wrote
@@ -34,7 +35,9 @@ func TestRealKubeadmAcceptsAgentConfigs(t *testing.T) {
 			dump(t, runs)
 			t.Fatalf("VM %d exited %d", r.VM.ID, r.Code)
 		}
-		for _, f := range []string{agent.InitConfigFile, agent.JoinConfigFile} {
+		// The worker removes its join config after success (it holds the
+		// token); the stand-in kept the one kubeadm join read.
+		for _, f := range []string{agent.InitConfigFile, env.KeptConfig("join")} {
 			p := filepath.Join(c.RootOf(r.VM.ID), f)
 			if _, err := os.Stat(p); err != nil {
 				continue

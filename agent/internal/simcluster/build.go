@@ -38,7 +38,9 @@ func Build(dir string) (Binaries, error) {
 		out  string
 		pkgs []string
 	}{
-		{agentDir, []string{"./cmd/onekube-agent"}},
+		// -tags simclock: the agent reads the simulation's virtual clock
+		// when ONEKUBE_SIMCLOCK names it (living.go); otherwise the wall clock.
+		{agentDir, []string{"-tags", "simclock", "./cmd/onekube-agent"}},
 		{standins, []string{"./agent/internal/standin/kubeadm", "./agent/internal/standin/kubectl"}},
 	}
 	for _, b := range builds {

@@ -11,9 +11,11 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
+	stenv "github.com/onekube/onekube/agent/internal/standin/env"
 	"github.com/onekube/onekube/context/onegatesim"
 )
 
@@ -23,8 +25,14 @@ type Options struct {
 	// stand-in log.
 	Dir  string
 	Bins Binaries
-	// Workers is the worker role's cardinality.
-	Workers int
+	// Masters and Workers are the roles' cardinalities (Masters 0: 1);
+	// MaxWorkers is the worker role's max_vms when scaling beyond Workers.
+	Masters             int
+	Workers, MaxWorkers int
+	// ControlPlane, when set, makes the cluster HA-capable: stand-ins
+	// record etcd members in its etcd, and every master runs serve after
+	// its bootstrap (masters.go).
+	ControlPlane *ControlPlane
 	// Deployment is "straight" (workers after the master is READY) or
 	// "none" (every VM at once).
 	Deployment string
@@ -45,6 +53,8 @@ type Options struct {
 	CNIManifest string
 	// Sim configures the simulator; its Dir defaults to <Dir>/sim.
 	Sim onegatesim.Options
+	// Living, when set, runs the cluster after bootstrap too (living.go).
+	Living *Living
 }
 
 // Cluster is a running simulated service.
@@ -54,9 +64,12 @@ type Cluster struct {
 	StandinLog string
 	Started    time.Time
 
-	o    Options
-	mu   sync.Mutex
-	runs map[int]*Run
+	o      Options
+	mu     sync.Mutex
+	runs   map[int]*Run
+	serves map[int]*Run
+	// live are the processes of a living cluster (living.go), by VM.
+	live map[int][]*Run
 	wg   sync.WaitGroup
 	ctx  context.Context
 	stop context.CancelFunc
@@ -64,16 +77,19 @@ type Cluster struct {
 
 // Run is one agent process.
 type Run struct {
-	VM     onegatesim.VMInfo
-	Root   string
-	Args   []string
-	Start  time.Time
-	End    time.Time
-	Code   int   // exit code, -1 if killed
-	Err    error // a start or wait failure other than a non-zero exit
-	pid    int   // the process (and process group) ID, under Cluster.mu
-	output lockedBuffer
-	done   chan struct{}
+	VM    onegatesim.VMInfo
+	Root  string
+	Args  []string
+	Start time.Time
+	End   time.Time
+	Code  int   // exit code, -1 if killed
+	Err   error // a start or wait failure other than a non-zero exit
+	pid   int   // the process (and process group) ID, under Cluster.mu
+	extra []string
+	// started is set once the process runs (Start waits for it).
+	started atomic.Bool
+	output  lockedBuffer
+	done    chan struct{}
 }
 
 // Output is what the process wrote to stdout and stderr.
@@ -82,9 +98,9 @@ func (r *Run) Output() string { return r.output.String() }
 // Done is closed when the process has exited.
 func (r *Run) Done() <-chan struct{} { return r.done }
 
-// FlannelManifest stands in for the manifest the image carries: minimal,
-// accepted by the kubectl stand-in, and carrying flannel's default pod
-// network for the agent to substitute.
+// FlannelManifest stands in for the manifest the image carries: the
+// objects of upstream's kube-flannel.yml the agent sets up (the pod network
+// in net-conf.json, the interface on the DaemonSet), trimmed.
 const FlannelManifest = `apiVersion: v1
 kind: ConfigMap
 metadata:
@@ -93,6 +109,20 @@ metadata:
 data:
   net-conf.json: |
     {"Network": "10.244.0.0/16", "Backend": {"Type": "vxlan"}}
+---
+apiVersion: apps/v1
+kind: DaemonSet
+metadata:
+  name: kube-flannel-ds
+  namespace: kube-flannel
+spec:
+  template:
+    spec:
+      hostNetwork: true
+      containers:
+      - name: kube-flannel
+        image: ghcr.io/flannel-io/flannel:v0.27.4
+        args: ["--ip-masq", "--kube-subnet-mgr"]
 `
 
 // CNIDir is where simcluster puts the CNI manifest in every root.
@@ -108,7 +138,10 @@ func Start(o Options) (*Cluster, error) {
 	if o.Sim.Dir == "" {
 		o.Sim.Dir = filepath.Join(o.Dir, "sim")
 	}
-	tmpl, merge, err := Template(o.Workers, o.Deployment)
+	if o.Living != nil {
+		o.Living.setup(&o)
+	}
+	tmpl, merge, err := templateFor(max(o.Masters, 1), o.Workers, o.MaxWorkers, o.Deployment)
 	if err != nil {
 		return nil, err
 	}
@@ -118,6 +151,8 @@ func Start(o Options) (*Cluster, error) {
 		StandinLog: filepath.Join(o.Dir, "standin.log"),
 		o:          o,
 		runs:       map[int]*Run{},
+		serves:     map[int]*Run{},
+		live:       map[int][]*Run{},
 		ctx:        ctx,
 		stop:       stop,
 	}
@@ -126,6 +161,9 @@ func Start(o Options) (*Cluster, error) {
 		return nil, err
 	}
 	c.Sim.OnVMCreated(c.launch)
+	if o.Living != nil {
+		c.Sim.OnVMShutdown(c.shutdown)
+	}
 	c.Started = time.Now()
 	id, err := c.Sim.Instantiate(tmpl, merge)
 	if err != nil {
@@ -138,10 +176,18 @@ func Start(o Options) (*Cluster, error) {
 
 // launch starts the agent of a newly created VM.
 func (c *Cluster) launch(vm onegatesim.VMInfo) {
+	root := c.RootOf(vm.ID)
+	if err := c.boot(vm); err != nil {
+		r := &Run{VM: vm, Root: root, Code: -1, Err: err, done: make(chan struct{})}
+		close(r.done)
+		c.mu.Lock()
+		c.runs[vm.ID] = r
+		c.mu.Unlock()
+		return
+	}
 	if c.o.Skip != nil && c.o.Skip(vm) {
 		return
 	}
-	root := filepath.Join(c.o.Dir, fmt.Sprintf("vm-%d", vm.ID), "root")
 	r := &Run{VM: vm, Root: root, done: make(chan struct{})}
 	c.mu.Lock()
 	c.runs[vm.ID] = r
@@ -162,24 +208,19 @@ func (c *Cluster) launch(vm onegatesim.VMInfo) {
 			c.o.BeforeStart(c.Sim, vm)
 		}
 		r.Err = c.exec(r)
+		if c.o.Living != nil {
+			c.afterBootstrap(r) // serve as a living cluster runs it (living.go)
+		} else {
+			c.startServe(r)
+		}
 	}()
 }
 
+// exec runs r: bootstrap unless r.Args says otherwise.
 func (c *Cluster) exec(r *Run) error {
-	if err := os.MkdirAll(r.Root, 0o755); err != nil {
-		r.Code = -1
-		return err
+	if r.Args == nil {
+		r.Args = append(append([]string{"bootstrap", "--context", r.VM.ContextFile, "--root", r.Root, "--log-format", "json"}, c.o.Args...), r.extra...)
 	}
-	if c.o.CNIManifest != "" {
-		p := filepath.Join(r.Root, CNIDir, "flannel.yaml")
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return err
-		}
-		if err := os.WriteFile(p, []byte(c.o.CNIManifest), 0o644); err != nil {
-			return err
-		}
-	}
-	r.Args = append([]string{"bootstrap", "--context", r.VM.ContextFile, "--root", r.Root, "--log-format", "json"}, c.o.Args...)
 	cmd := exec.CommandContext(c.ctx, c.o.Bins.Agent, r.Args...)
 	cmd.Env = c.env(r)
 	cmd.Stdout, cmd.Stderr = &r.output, &r.output
@@ -195,6 +236,7 @@ func (c *Cluster) exec(r *Run) error {
 	c.mu.Lock()
 	r.pid = cmd.Process.Pid
 	c.mu.Unlock()
+	r.started.Store(true)
 	err := cmd.Wait()
 	r.End = time.Now()
 	var ee *exec.ExitError
@@ -226,12 +268,15 @@ func (c *Cluster) env(r *Run) []string {
 		"PATH="+c.o.Bins.StandinDir+string(os.PathListSeparator)+os.Getenv("PATH"),
 		"ONEKUBE_STANDIN_ROOT="+r.Root,
 		"ONEKUBE_STANDIN_LOG="+c.StandinLog,
+		"ONEKUBE_STANDIN_NET="+c.NetDir(),
 	)
-	if r.VM.Role != "master" {
-		// A joining stand-in checks the config's CA pin against the CA
-		// the master's stand-in wrote, as discovery would.
-		if ms := c.Sim.RoleVMs(r.VM.ServiceID, "master"); len(ms) > 0 {
-			env = append(env, "ONEKUBE_STANDIN_CA="+filepath.Join(c.RootOf(ms[0].ID), "etc/kubernetes/pki/ca.crt"))
+	if cp := c.o.ControlPlane; cp != nil {
+		env = append(env, "ONEKUBE_STANDIN_ETCD="+cp.EtcdURL)
+		if c.o.Living == nil {
+			// The real API server is the authority on tokens and Nodes,
+			// as in a living cluster: serve mints the join tokens there,
+			// and the stand-in's joins are judged and registered there.
+			env = append(env, stenv.VarKube+"="+filepath.Dir(cp.Kubeconfig))
 		}
 	}
 	c.mu.Lock()
@@ -314,18 +359,69 @@ func (c *Cluster) Kill(vmid int) error {
 }
 
 // RunAgain runs a VM's agent once more, synchronously, with the same
-// arguments (a reboot).
-func (c *Cluster) RunAgain(vmid int) (*Run, error) {
-	c.mu.Lock()
-	prev := c.runs[vmid]
-	c.mu.Unlock()
-	if prev == nil {
-		return nil, fmt.Errorf("VM %d never ran", vmid)
+// arguments (a reboot, or the operator starting the unit again); extra
+// are added to the arguments.
+func (c *Cluster) RunAgain(vmid int, extra ...string) (*Run, error) {
+	r, err := c.Start(vmid, extra...)
+	if err != nil {
+		return nil, err
 	}
-	r := &Run{VM: prev.VM, Root: prev.Root, done: make(chan struct{})}
-	defer close(r.done)
-	r.Err = c.exec(r)
+	<-r.done
 	return r, r.Err
+}
+
+// Start runs another agent of a VM at once, next to any running one (a
+// manual run while the unit runs), and returns without waiting.
+func (c *Cluster) Start(vmid int, extra ...string) (*Run, error) {
+	vm, ok := c.Sim.VM(vmid)
+	if !ok {
+		return nil, fmt.Errorf("VM %d does not exist", vmid)
+	}
+	r := &Run{VM: vm, Root: c.RootOf(vmid), done: make(chan struct{}), extra: extra}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		defer close(r.done)
+		r.Err = c.exec(r)
+		c.startServe(r)
+	}()
+	for !r.started.Load() {
+		select {
+		case <-r.done:
+			return r, nil
+		case <-time.After(time.Millisecond):
+		}
+	}
+	return r, nil
+}
+
+// Recreate is `onevm recover --recreate`: the VM keeps its ID, NICs and
+// USER_TEMPLATE (what it published), its agent dies with the old host,
+// and it boots again from a fresh disk.
+func (c *Cluster) Recreate(vmid int) (*Run, error) {
+	c.StopServe(vmid)
+	if err := c.Kill(vmid); err == nil {
+		c.mu.Lock()
+		r := c.runs[vmid]
+		c.mu.Unlock()
+		<-r.done
+	}
+	// The old host's kubelet dies with it: its Node stops heartbeating
+	// now, and stays Ready for the grace period (env.Node.Ready).
+	if err := stenv.StopKubelet(c.RootOf(vmid)); err != nil {
+		return nil, err
+	}
+	if err := os.RemoveAll(c.RootOf(vmid)); err != nil {
+		return nil, err
+	}
+	vm, ok := c.Sim.VM(vmid)
+	if !ok {
+		return nil, fmt.Errorf("VM %d does not exist", vmid)
+	}
+	if err := c.boot(vm); err != nil {
+		return nil, err
+	}
+	return c.RunAgain(vmid)
 }
 
 type lockedBuffer struct {

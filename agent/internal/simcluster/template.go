@@ -13,9 +13,20 @@ import (
 // merge document a user would send: every user input at its default and
 // the node network picked.
 func Template(workers int, deployment string) (tmpl, merge []byte, err error) {
-	spec := flow.DefaultSpec()
+	return renderTemplate(flow.DefaultSpec(), workers, 0, deployment)
+}
+
+// TemplateMax is Template with room to scale the workers up to maxWorkers.
+func TemplateMax(workers, maxWorkers int, deployment string) (tmpl, merge []byte, err error) {
+	return renderTemplate(flow.DefaultSpec(), workers, maxWorkers, deployment)
+}
+
+// renderTemplate renders spec with the worker count, and max_vms raised to
+// hold it and maxWorkers (unset, max_vms is flow's own default: room to
+// scale up).
+func renderTemplate(spec flow.Spec, workers, maxWorkers int, deployment string) (tmpl, merge []byte, err error) {
 	spec.Worker.Count = &workers
-	if m := max(workers, 1); spec.Worker.Max == nil || *spec.Worker.Max < m {
+	if m := max(workers, maxWorkers, 1); spec.Worker.Max != nil && *spec.Worker.Max < m || maxWorkers > 0 && spec.Worker.Max == nil {
 		spec.Worker.Max = &m
 	}
 	if spec.Worker.Min != nil && *spec.Worker.Min > workers {

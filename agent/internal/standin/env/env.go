@@ -21,16 +21,30 @@ const (
 	// VarLog names a file each invocation appends one JSON line to.
 	VarLog = "ONEKUBE_STANDIN_LOG"
 	// VarFail injects failures: "init", "join", "join:2" (the first 2 joins
-	// fail), several comma-separated.
+	// fail), "cri" (init and join fail preflight with kubeadm's and
+	// crictl's words for a container runtime that is not running), several
+	// comma-separated.
 	VarFail = "ONEKUBE_STANDIN_FAIL"
-	// VarDelay makes init and join take this long (a Go duration).
+	// VarDelay makes init and join take this long (a Go duration), spent
+	// where kubeadm spends its time: init waiting for the control plane
+	// (files written, API server up), join waiting for the kubelet's TLS
+	// bootstrap (Node registered). A kill then leaves what a killed
+	// kubeadm leaves.
 	VarDelay = "ONEKUBE_STANDIN_DELAY"
 	// VarVersion is what `kubeadm version` reports (default DefaultVersion).
 	VarVersion = "ONEKUBE_STANDIN_VERSION"
-	// VarCA names the cluster CA a joining node would discover; when set,
-	// join checks its config's caCertHashes against it.
-	VarCA = "ONEKUBE_STANDIN_CA"
+	// VarNet is the simulated network: a directory where <ip> links to the
+	// root of the host with that address (see nodes.go). Join and kubectl
+	// reach the API server through it.
+	VarNet = "ONEKUBE_STANDIN_NET"
+	// VarNodeGrace is how long a Node stays Ready after its kubelet stopped
+	// (a Go duration; default DefaultNodeGrace, see Node.Ready).
+	VarNodeGrace = "ONEKUBE_STANDIN_NODE_GRACE"
 )
+
+// DefaultNodeGrace is kube-controller-manager's default
+// node-monitor-grace-period in 1.36.
+const DefaultNodeGrace = 50 * time.Second
 
 // DefaultVersion is the kubeadm release the stand-in pretends to be.
 const DefaultVersion = "v1.36.3"

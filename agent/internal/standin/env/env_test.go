@@ -66,15 +66,58 @@ func equal(a, b []bool) bool {
 }
 
 func TestNodesAndLog(t *testing.T) {
-	root := t.TempDir()
-	for _, n := range []Node{{"m", "control-plane"}, {"w", "<none>"}, {"m", "control-plane"}} {
-		if err := AddNode(root, n); err != nil {
+	net, master, worker := t.TempDir(), t.TempDir(), t.TempDir()
+	if err := os.Symlink(master, filepath.Join(net, "10.0.0.1")); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(VarNet, net)
+	if _, err := Dial("10.0.0.1:6443"); err == nil || err.Error() != "dial tcp 10.0.0.1:6443: connect: connection refused" {
+		t.Errorf("no API server yet: %v", err)
+	}
+	if _, err := Dial("10.0.0.2:6443"); err == nil || !strings.Contains(err.Error(), "no route to host") {
+		t.Errorf("no host: %v", err)
+	}
+	for _, f := range []string{APIServerManifest} {
+		if err := os.MkdirAll(filepath.Dir(Path(master, f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(Path(master, f), nil, 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
-	nodes, err := Nodes(root)
-	if err != nil || len(nodes) != 2 || nodes[0].Name != "w" || nodes[1].Name != "m" {
-		t.Errorf("nodes = %v, %v", nodes, err)
+	if err := StartAPIServer(master, "10.0.0.1:6443"); err != nil {
+		t.Fatal(err)
+	}
+	api, err := Dial("10.0.0.1:6443")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := api.Register(Node{Name: "w", Role: "<none>", Host: worker}, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := StartKubelet(worker, "w", master); err != nil {
+		t.Fatal(err)
+	}
+	if err := api.Register(Node{Name: "w", Host: master}, true); err == nil || !strings.Contains(err.Error(), `a Node with name "w" and status "Ready" already exists`) {
+		t.Errorf("duplicate of a Ready node: %v", err)
+	}
+	if err := StopKubelet(worker); err != nil {
+		t.Fatal(err)
+	}
+	// The stopped kubelet's Node stays Ready for the grace period.
+	if err := api.Register(Node{Name: "w", Host: master}, true); err == nil {
+		t.Error("took over a Node whose kubelet stopped a moment ago")
+	}
+	if nodes, _ := api.Nodes(); len(nodes) != 1 || nodes[0].StoppedAt.IsZero() {
+		t.Errorf("the kubelet's stop was not recorded: %+v", nodes)
+	}
+	t.Setenv(VarNodeGrace, "0s")
+	if err := api.Register(Node{Name: "w", Host: master}, true); err != nil {
+		t.Errorf("take-over of a NotReady node: %v", err)
+	}
+	nodes, err := api.Nodes()
+	if err != nil || len(nodes) != 1 || nodes[0].Host != master {
+		t.Errorf("nodes = %+v, %v", nodes, err)
 	}
 
 	log := filepath.Join(t.TempDir(), "log")

@@ -25,6 +25,7 @@ type Entry struct {
 	APIVersion        string `json:"apiVersion,omitempty"`
 	KubernetesVersion string `json:"kubernetesVersion,omitempty"`
 	NodeName          string `json:"nodeName,omitempty"`
+	Hostname          string `json:"hostname,omitempty"` // the host's kernel hostname when it ran
 	NodeIP            string `json:"nodeIP,omitempty"`
 	Endpoint          string `json:"endpoint,omitempty"` // init: advertise ip:port; join: apiServerEndpoint
 	TokenID           string `json:"tokenID,omitempty"`
@@ -33,6 +34,9 @@ type Entry struct {
 	Hash              string `json:"hash,omitempty"` // init: of the CA written; join: from the config
 	Tainted           *bool  `json:"tainted,omitempty"`
 	ControlPlane      bool   `json:"controlPlane,omitempty"`
+	// ControlPlaneEndpoint is init's; Uploaded says init uploaded certs.
+	ControlPlaneEndpoint string `json:"controlPlaneEndpoint,omitempty"`
+	Uploaded             bool   `json:"uploaded,omitempty"`
 
 	// kubectl.
 	Kubeconfig string   `json:"kubeconfig,omitempty"`

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -33,12 +34,16 @@ type initView struct {
 	tokens     []bootstraptokenv1.BootstrapToken
 	nodeName   string
 	nodeIP     string // kubelet node-ip
+	nodeLabels string // kubelet node-labels, k=v,k2=v2
 	taints     []corev1.Taint
 	advertise  string
 	bindPort   int32
 	certKey    string
 	criSocket  string
 	skipPhases []string
+	// ignore is nodeRegistration.ignorePreflightErrors, which kubeadm
+	// adds to --ignore-preflight-errors.
+	ignore []string
 }
 
 type clusterView struct {
@@ -50,6 +55,7 @@ type clusterView struct {
 
 type joinView struct {
 	nodeName, nodeIP string
+	nodeLabels       string
 	taints           []corev1.Taint
 	token, tlsToken  string
 	endpoint         string
@@ -60,6 +66,9 @@ type joinView struct {
 	cpAdvertise      string
 	cpBindPort       int32
 	cpCertKey        string
+	ignore           []string
+	// discoveryTimeout bounds discovery's retries (0: kubeadm's 5 min).
+	discoveryTimeout time.Duration
 }
 
 // readConfig reads and strictly decodes a kubeadm config file.
@@ -149,9 +158,11 @@ func (c *config) decode4(kind string, doc []byte) error {
 		}
 		c.init = &initView{
 			tokens: v.BootstrapTokens, nodeName: v.NodeRegistration.Name, taints: v.NodeRegistration.Taints,
-			nodeIP:    arg4(v.NodeRegistration.KubeletExtraArgs, "node-ip"),
-			advertise: v.LocalAPIEndpoint.AdvertiseAddress, bindPort: v.LocalAPIEndpoint.BindPort,
+			nodeIP:     arg4(v.NodeRegistration.KubeletExtraArgs, "node-ip"),
+			nodeLabels: arg4(v.NodeRegistration.KubeletExtraArgs, "node-labels"),
+			advertise:  v.LocalAPIEndpoint.AdvertiseAddress, bindPort: v.LocalAPIEndpoint.BindPort,
 			certKey: v.CertificateKey, criSocket: v.NodeRegistration.CRISocket, skipPhases: v.SkipPhases,
+			ignore: v.NodeRegistration.IgnorePreflightErrors,
 		}
 	case "ClusterConfiguration":
 		var v v1beta4.ClusterConfiguration
@@ -171,8 +182,13 @@ func (c *config) decode4(kind string, doc []byte) error {
 		j := &joinView{
 			nodeName: v.NodeRegistration.Name, taints: v.NodeRegistration.Taints,
 			nodeIP:        arg4(v.NodeRegistration.KubeletExtraArgs, "node-ip"),
+			nodeLabels:    arg4(v.NodeRegistration.KubeletExtraArgs, "node-labels"),
 			tlsToken:      v.Discovery.TLSBootstrapToken,
 			fileDiscovery: v.Discovery.File != nil,
+			ignore:        v.NodeRegistration.IgnorePreflightErrors,
+		}
+		if v.Timeouts != nil && v.Timeouts.Discovery != nil {
+			j.discoveryTimeout = v.Timeouts.Discovery.Duration
 		}
 		if bt := v.Discovery.BootstrapToken; bt != nil {
 			j.token, j.endpoint, j.hashes, j.unsafeSkipCA = bt.Token, bt.APIServerEndpoint, bt.CACertHashes, bt.UnsafeSkipCAVerification
@@ -199,9 +215,11 @@ func (c *config) decode3(kind string, doc []byte) error {
 		}
 		c.init = &initView{
 			tokens: v.BootstrapTokens, nodeName: v.NodeRegistration.Name, taints: v.NodeRegistration.Taints,
-			nodeIP:    v.NodeRegistration.KubeletExtraArgs["node-ip"],
-			advertise: v.LocalAPIEndpoint.AdvertiseAddress, bindPort: v.LocalAPIEndpoint.BindPort,
+			nodeIP:     v.NodeRegistration.KubeletExtraArgs["node-ip"],
+			nodeLabels: v.NodeRegistration.KubeletExtraArgs["node-labels"],
+			advertise:  v.LocalAPIEndpoint.AdvertiseAddress, bindPort: v.LocalAPIEndpoint.BindPort,
 			certKey: v.CertificateKey, criSocket: v.NodeRegistration.CRISocket, skipPhases: v.SkipPhases,
+			ignore: v.NodeRegistration.IgnorePreflightErrors,
 		}
 	case "ClusterConfiguration":
 		var v v1beta3.ClusterConfiguration
@@ -221,8 +239,13 @@ func (c *config) decode3(kind string, doc []byte) error {
 		j := &joinView{
 			nodeName: v.NodeRegistration.Name, taints: v.NodeRegistration.Taints,
 			nodeIP:        v.NodeRegistration.KubeletExtraArgs["node-ip"],
+			nodeLabels:    v.NodeRegistration.KubeletExtraArgs["node-labels"],
 			tlsToken:      v.Discovery.TLSBootstrapToken,
 			fileDiscovery: v.Discovery.File != nil,
+			ignore:        v.NodeRegistration.IgnorePreflightErrors,
+		}
+		if v.Discovery.Timeout != nil {
+			j.discoveryTimeout = v.Discovery.Timeout.Duration
 		}
 		if bt := v.Discovery.BootstrapToken; bt != nil {
 			j.token, j.endpoint, j.hashes, j.unsafeSkipCA = bt.Token, bt.APIServerEndpoint, bt.CACertHashes, bt.UnsafeSkipCAVerification

@@ -69,3 +69,12 @@ func (o options) ignored(name string) bool {
 	}
 	return false
 }
+
+// withIgnored adds a config's nodeRegistration.ignorePreflightErrors to the
+// flag's list, as kubeadm does (the two are merged).
+func (o options) withIgnored(fromConfig []string) options {
+	if len(fromConfig) > 0 {
+		o.ignore = strings.Join(append([]string{o.ignore}, fromConfig...), ",")
+	}
+	return o
+}

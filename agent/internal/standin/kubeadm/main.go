@@ -5,7 +5,12 @@
 // $ONEKUBE_STANDIN_ROOT, and logs each invocation for the e2e tests. It runs
 // no control plane. Behaviour knobs are in package env.
 //
+// Each simulated VM is its own host (package env): join reaches the API
+// server of the host at its apiServerEndpoint, pins its CA, and registers
+// its Node there, refusing a name a Ready Node already has.
+//
 //	kubeadm init --config F [--skip-token-print] [--upload-certs] [--ignore-preflight-errors L]
+//	kubeadm init phase upload-certs --upload-certs --config F
 //	kubeadm join --config F [--ignore-preflight-errors L]
 //	kubeadm reset -f
 //	kubeadm version [-o short]
@@ -45,6 +50,8 @@ func (f *failure) Error() string {
 	return "error execution phase " + f.phase + ": " + f.err.Error()
 }
 
+func (f *failure) Unwrap() error { return f.err }
+
 func inPhase(phase string, err error) error { return &failure{phase: phase, err: err} }
 
 func run(args []string, e *env.Entry, stdout, stderr io.Writer) int {
@@ -56,6 +63,10 @@ func run(args []string, e *env.Entry, stdout, stderr io.Writer) int {
 	var err error
 	switch args[0] {
 	case "init":
+		if len(args) > 2 && args[1] == "phase" && args[2] == "upload-certs" {
+			err = runUploadCerts(args[3:], e, stdout)
+			break
+		}
 		err = runInit(args[1:], e, stdout)
 	case "join":
 		err = runJoin(args[1:], e, stdout)
@@ -72,10 +83,13 @@ func run(args []string, e *env.Entry, stdout, stderr io.Writer) int {
 		return 0
 	}
 	e.Error = err.Error()
-	fmt.Fprintln(stderr, err)
-	var f *failure
-	if errors.As(err, &f) {
-		fmt.Fprintln(stderr, "To see the stack trace of this error execute with --v=5 or higher")
+	var pe *preflightError
+	if errors.As(err, &pe) {
+		fmt.Fprintln(stderr, pe.report())
 	}
+	// kubeadm's last words for any error, with exit status 1
+	// (cmd/kubeadm/app/util/errors/errors.go, handleError, exitWithCode).
+	fmt.Fprintln(stderr, "error: "+err.Error())
+	fmt.Fprintln(stderr, "To see the stack trace of this error execute with --v=5 or higher")
 	return 1
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -68,12 +69,12 @@ func apply(root string, in invocation, e *env.Entry, stdin io.Reader, out io.Wri
 
 // taint handles `taint nodes NAME|--all SPEC...`; it checks the nodes exist
 // and the specs are well formed, and records them.
-func taint(root string, in invocation, e *env.Entry, out io.Writer) error {
+func taint(api *env.APIServer, in invocation, e *env.Entry, out io.Writer) error {
 	w := in.words
 	if len(w) < 3 || (w[1] != "nodes" && w[1] != "node" && w[1] != "no") {
 		return fmt.Errorf("usage: kubectl taint nodes NAME KEY[=VALUE]:EFFECT | KEY-")
 	}
-	nodes, err := env.Nodes(root)
+	nodes, err := api.Nodes()
 	if err != nil {
 		return err
 	}
@@ -107,12 +108,12 @@ func taint(root string, in invocation, e *env.Entry, out io.Writer) error {
 	return nil
 }
 
-func get(root string, in invocation, out io.Writer) error {
+func get(api *env.APIServer, in invocation, out io.Writer) error {
 	w := in.words
 	if len(w) < 2 || (w[1] != "nodes" && w[1] != "node" && w[1] != "no") {
 		return fmt.Errorf("the stand-in only implements `get nodes`")
 	}
-	nodes, err := env.Nodes(root)
+	nodes, err := api.Nodes()
 	if err != nil {
 		return err
 	}
@@ -120,7 +121,7 @@ func get(root string, in invocation, out io.Writer) error {
 		if !hasNode(nodes, w[2]) {
 			return fmt.Errorf("nodes %q not found", w[2])
 		}
-		nodes = []env.Node{{Name: w[2], Role: roleOf(nodes, w[2])}}
+		nodes = slices.DeleteFunc(nodes, func(n env.Node) bool { return n.Name != w[2] })
 	}
 	if in.output == "name" {
 		for _, n := range nodes {
@@ -138,7 +139,11 @@ func get(root string, in invocation, out io.Writer) error {
 	tw := tabwriter.NewWriter(out, 0, 8, 3, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tSTATUS\tROLES\tAGE\tVERSION")
 	for _, n := range nodes {
-		fmt.Fprintf(tw, "%s\tReady\t%s\t1m\t%s\n", n.Name, n.Role, env.Version())
+		status := "NotReady"
+		if n.Ready() {
+			status = "Ready"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t1m\t%s\n", n.Name, status, n.Role, env.Version())
 	}
 	return tw.Flush()
 }

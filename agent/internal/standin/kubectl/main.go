@@ -11,7 +11,10 @@ package main
 import (
 	"fmt"
 	"io"
+	"net/url"
 	"os"
+
+	"sigs.k8s.io/yaml"
 
 	"github.com/onekube/onekube/agent/internal/standin/env"
 )
@@ -102,13 +105,45 @@ func run(args []string, e *env.Entry, stdin io.Reader, out io.Writer) error {
 	if _, err := os.Stat(kc); err != nil {
 		return fmt.Errorf("stat %s: no such file or directory", in.kubeconfig)
 	}
+	api, err := connect(kc)
+	if err != nil {
+		return err
+	}
 	switch in.words[0] {
 	case "apply":
 		return apply(root, in, e, stdin, out)
 	case "taint":
-		return taint(root, in, e, out)
+		return taint(api, in, e, out)
 	case "get":
-		return get(root, in, out)
+		return get(api, in, out)
 	}
 	return fmt.Errorf("unknown command %q for \"kubectl\"", in.words[0])
+}
+
+// connect reaches the API server the kubeconfig names, on the simulated
+// network, with kubectl's words when nothing answers there.
+func connect(kubeconfig string) (*env.APIServer, error) {
+	b, err := os.ReadFile(kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	var kc struct {
+		Clusters []struct {
+			Cluster struct {
+				Server string `json:"server"`
+			} `json:"cluster"`
+		} `json:"clusters"`
+	}
+	if err := yaml.Unmarshal(b, &kc); err != nil || len(kc.Clusters) == 0 {
+		return nil, fmt.Errorf("error loading config file %q: no cluster in it", kubeconfig)
+	}
+	u, err := url.Parse(kc.Clusters[0].Cluster.Server)
+	if err != nil || u.Host == "" {
+		return nil, fmt.Errorf("error loading config file %q: bad server URL", kubeconfig)
+	}
+	api, err := env.Dial(u.Host)
+	if err != nil {
+		return nil, fmt.Errorf("The connection to the server %s was refused - did you specify the right host or port?", u.Host) //nolint:staticcheck // kubectl's words
+	}
+	return api, nil
 }

@@ -1,0 +1,158 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/onekube/onekube/agent"
+	"github.com/onekube/onekube/agent/leave"
+	"github.com/onekube/onekube/agent/state"
+	"github.com/onekube/onekube/agent/system"
+	vmcontext "github.com/onekube/onekube/context"
+)
+
+// leaveFlags are the flags of `onekube-agent leave`.
+type leaveFlags struct {
+	root, contextFile, kubeconfig string
+	oneGateCAFile                 string
+	mode                          string
+	budget                        time.Duration
+	uncordon                      bool
+	logFormat, logLevel           string
+}
+
+func newLeaveCommand(stdout, stderr io.Writer) *cobra.Command {
+	f := leaveFlags{}
+	cmd := &cobra.Command{
+		Use:   "leave",
+		Short: "Take this node out of the cluster as its VM shuts down (onekube-node.service's ExecStop)",
+		Long: "leave asks OneGate why the VM stops. Terminate (LCM_STATE SHUTDOWN): cordon, drain\n" +
+			"honouring PodDisruptionBudgets, and delete the Node (a master keeps it for the acting\n" +
+			"master, which removes its etcd member first). Poweroff or undeploy: cordon and drain\n" +
+			"only; --uncordon at the next boot undoes it. A guest reboot: nothing. It uses the\n" +
+			"node's own credential and fits KVM's 180 s shutdown timeout (--budget).\n\n" +
+			"To remove one chosen node: `kubectl drain <node>`, then `onevm terminate <vmid>`;\n" +
+			"OneFlow lowers the role's cardinality.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var level slog.Level
+			if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
+				return fmt.Errorf("--log-level: %w", err)
+			}
+			log, err := agent.NewLogger(f.logFormat, stderr, level)
+			if err != nil {
+				return err
+			}
+			if err := runLeave(cmd.Context(), f, stdout, log); err != nil {
+				return runFailure{err}
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.root, "root", "/", "directory every path the agent reads or writes is joined to")
+	fl.StringVar(&f.contextFile, "context", "", "context.sh to read for the OneGate credentials; default: discover under --root")
+	fl.StringVar(&f.oneGateCAFile, "onegate-ca-file", "", "PEM bundle of CAs for an https OneGate endpoint (as bootstrap's)")
+	fl.StringVar(&f.kubeconfig, "kubeconfig", leave.KubeletConfig, "this node's own credential (under --root)")
+	fl.StringVar(&f.mode, "mode", "auto", "auto (from OneGate's LCM_STATE), terminate, drain or none")
+	fl.DurationVar(&f.budget, "budget", leave.DefaultBudget, "deadline of the whole leave (KVM destroys the VM 180 s after the ACPI shutdown)")
+	fl.BoolVar(&f.uncordon, "uncordon", false, "undo a drain-only leave: lift the cordon leave made (onekube-node.service's ExecStart)")
+	fl.StringVar(&f.logFormat, "log-format", agent.LogAuto, "auto, text, json or journal")
+	fl.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	return cmd
+}
+
+func runLeave(ctx context.Context, f leaveFlags, stdout io.Writer, log *slog.Logger) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	root := system.Root(f.root)
+	store := state.Store{Root: root}
+	if done, err := store.Finished(); err != nil {
+		return err
+	} else if !done {
+		log.Info("bootstrap has not finished on this VM: nothing to leave")
+		return nil
+	}
+	st, err := store.Load()
+	if err != nil {
+		return err
+	}
+	node := st.Published[vmcontext.KeyPubNodeName]
+	if node == "" {
+		return fmt.Errorf("the state file names no node (%s)", vmcontext.KeyPubNodeName)
+	}
+	rc, err := leave.LoadKubeconfig(root, f.kubeconfig)
+	if err != nil {
+		return err
+	}
+	cs, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return err
+	}
+	log = log.With("node", node)
+	if f.uncordon {
+		ctx, cancel := context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+		lifted, err := leave.Uncordon(ctx, cs, node)
+		if err != nil {
+			return err
+		}
+		if lifted {
+			log.Info("uncordoned: the VM is back")
+		}
+		return nil
+	}
+	mode, why, err := leaveMode(ctx, f, root)
+	if err != nil {
+		// Without OneGate the reason for the stop is unknown: do no harm
+		// (a reboot must not drain); a terminate then ends like a
+		// terminate-hard, which the acting master's clean-up handles.
+		log.Warn("cannot tell why the VM stops; doing nothing", "error", err)
+		return nil
+	}
+	log.Info("leaving", "mode", mode, "why", why)
+	res, err := leave.Run(ctx, leave.Options{Client: cs, Node: node, Mode: mode, Budget: f.budget, Log: log})
+	if res.Left != "" {
+		log.Warn("left to the acting master", "what", res.Left)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "node %s: mode %s, cordoned %t, %d pods evicted, %d left in place, node deleted %t\n",
+		node, mode, res.Cordoned, res.Evicted, len(res.Skipped), res.NodeDeleted)
+	return nil
+}
+
+func leaveMode(ctx context.Context, f leaveFlags, root system.Root) (leave.Mode, string, error) {
+	switch f.mode {
+	case "terminate", "drain", "none":
+		return leave.Mode(f.mode), "--mode", nil
+	case "auto":
+	default:
+		return "", "", fmt.Errorf("--mode %q: want auto, terminate, drain or none", f.mode)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	src, err := agent.ContextSource(root, f.contextFile, os.Getenv)(ctx)
+	if err != nil {
+		return "", "", fmt.Errorf("reading the VM context: %w", err)
+	}
+	og, err := agent.NewOneGateClient(agent.OneGateConfig{Creds: src.Creds, CAFile: f.oneGateCAFile, CAPEM: src.OneGateCA})
+	if err != nil {
+		return "", "", err
+	}
+	vm, err := og.GetVM(ctx)
+	if err != nil {
+		return "", "", err
+	}
+	mode, why := leave.ModeFor(vm)
+	return mode, why, nil
+}
