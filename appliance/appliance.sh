@@ -16,9 +16,16 @@
 # agent reports READY=YES through OneGate itself; the VM templates must not
 # set REPORT_READY (onekube-flow never does).
 #
-# Every network fetch goes through onekube_fetch, onekube_kube_packages and
-# onekube_image_pull, and the one step that needs a running systemd through
-# onekube_start_runtime, so CI replaces just those (appliance/test/stubs.sh).
+# Every download goes through onekube_fetch and onekube_image_pull, the
+# Kubernetes packages come from ONEKUBE_K8S_REPO, and the one step that needs
+# a running systemd goes through onekube_start_runtime, so CI replaces just
+# those (appliance/test/stubs.sh, test/k8s-repo.sh).
+#
+# The driver runs every stage under `set -e` and `umask 0077` (one-apps
+# appliances/service.sh), so anything written with a plain redirect, gpg -o,
+# mkdir or tar is root-only. Every file and directory that another user or
+# daemon reads (apt's _apt user above all) is therefore written with an
+# explicit mode: install -m (whose -D/-d parents are 0755), onekube_put.
 
 # Pinned inputs (appliance/versions.env, passed by Packer). Checked by
 # onekube_check_inputs before anything is installed.
@@ -33,6 +40,11 @@ ONEKUBE_DEB=${ONEKUBE_DEB:-/tmp/onekube.deb}
 ONEKUBE_ONE_CONTEXT_DEB=${ONEKUBE_ONE_CONTEXT_DEB:-}
 ONEKUBE_ARCH=${ONEKUBE_ARCH:-amd64}
 ONEKUBE_CNI_DIR=/usr/share/onekube/cni
+# The Kubernetes package repository; a minor release's is <this>/v1.N/deb/.
+ONEKUBE_K8S_REPO=${ONEKUBE_K8S_REPO:-https://pkgs.k8s.io/core:/stable:}
+# The sshd drop-in packer/gen_context writes so Packer can log in with a
+# password; onekube_seal removes it.
+ONEKUBE_BUILD_SSHD_CONF=/etc/ssh/sshd_config.d/00-onekube-build.conf
 ONEKUBE_CRI_SOCKET=unix:///run/containerd/containerd.sock
 
 ONE_SERVICE_NAME='Service onekube - Kubernetes (kubeadm) for OneFlow'
@@ -52,15 +64,16 @@ ONE_SERVICE_RECONFIGURABLE=true
 # flow.UserInputs by `make marketplace`; do not edit between the markers.
 # BEGIN GENERATED ONE_SERVICE_PARAMS
 ONE_SERVICE_PARAMS=(
-    'ONEAPP_K8S_VERSION'          'bootstrap' 'Kubernetes version, e.g. v1.36.3 (empty: the version of the image'"'"'s kubeadm)' 'O|text'
-    'ONEAPP_K8S_CNI_PLUGIN'       'bootstrap' 'CNI plugin' 'O|list'
-    'ONEAPP_K8S_PODS_NETWORK'     'bootstrap' 'Pod network CIDR' 'O|text'
-    'ONEAPP_K8S_SERVICES_NETWORK' 'bootstrap' 'Service network CIDR' 'O|text'
-    'ONEAPP_K8S_PORT'             'bootstrap' 'Kubernetes API server port' 'O|number'
-    'ONEAPP_K8S_ADDRESS'          'bootstrap' 'API server advertise address: IP, CIDR or network name (empty: the first NIC'"'"'s IP)' 'O|text'
-    'ONEAPP_K8S_NODENAME'         'bootstrap' 'Node name (empty: the VM'"'"'s hostname; leave empty with more than one VM)' 'O|text'
-    'ONEAPP_K8S_TAINTED_MASTER'   'bootstrap' 'Keep the control-plane taint: no workloads on masters' 'O|boolean'
-    'ONEAPP_K8S_TOKEN_TTL'        'bootstrap' 'Bootstrap token lifetime (Go duration, e.g. 24h)' 'O|text'
+    'ONEAPP_K8S_CNI_PLUGIN'         'bootstrap' 'CNI plugin' 'O|list'
+    'ONEAPP_K8S_PODS_NETWORK'       'bootstrap' 'Pod network CIDR' 'O|text'
+    'ONEAPP_K8S_SERVICES_NETWORK'   'bootstrap' 'Service network CIDR' 'O|text'
+    'ONEAPP_K8S_PORT'               'bootstrap' 'Kubernetes API server port' 'O|number'
+    'ONEAPP_K8S_ADDRESS'            'bootstrap' 'NIC for Kubernetes traffic: a CIDR (e.g. 10.0.0.0/24) or a virtual network name (empty: the first NIC)' 'O|text'
+    'ONEAPP_K8S_NODENAME'           'bootstrap' 'Node name prefix: nodes are named <prefix>-<VM ID> (empty: the role name, e.g. worker-42)' 'O|text'
+    'ONEAPP_K8S_TAINTED_MASTER'     'bootstrap' 'Keep the control-plane taint: no workloads on masters' 'O|boolean'
+    'ONEAPP_K8S_TOKEN_TTL'          'bootstrap' 'Join token lifetime, minted while a VM waits (Go duration, 15m to 24h)' 'O|text'
+    'ONEKUBE_KUBECONFIG_RECIPIENTS' 'bootstrap' 'More kubeconfig users, name:key separated by ; (age1... or ssh-ed25519 keys); the owner is always authorized through ONEKUBE_AGE_RECIPIENT in their user template' 'O|text'
+    'ONEAPP_K8S_CONTROL_PLANE_EP'   'bootstrap' 'Control-plane endpoint host[:port]: a VIP or load balancer you run in front of the masters (empty: a local balancer on every node)' 'O|text'
 )
 # END GENERATED ONE_SERVICE_PARAMS
 
@@ -73,6 +86,15 @@ onekube_die() {
 	return 1
 }
 
+# onekube_put MODE DEST: stdin into DEST with MODE, whatever the umask.
+onekube_put() {
+	local tmp
+	tmp=$(mktemp)
+	cat >"$tmp"
+	install -m "$1" "$tmp" "$2"
+	rm -f "$tmp"
+}
+
 # --- network seams (replaced in CI) -------------------------------------------
 
 # onekube_fetch URL DEST: download URL to DEST, retrying transient failures.
@@ -81,16 +103,22 @@ onekube_fetch() {
 }
 
 # onekube_kube_packages: kubelet, kubeadm and kubectl at ONEKUBE_K8S_VERSION
-# from pkgs.k8s.io (the repository for that minor release), held there.
+# from the repository of that minor release, held there. apt checks the
+# repository's signature as the unprivileged _apt user, so the keyring (and
+# the .list file beside it) must be world-readable: gpg -o would make the
+# keyring 0600 under the driver's umask, and apt-get update would fail with
+# "NO_PUBKEY ... is not signed".
 onekube_kube_packages() {
-	local minor=${ONEKUBE_K8S_VERSION%.*}
-	local repo="https://pkgs.k8s.io/core:/stable:/v${minor}/deb/"
+	local minor=${ONEKUBE_K8S_VERSION%.*} tmp
+	local repo="$ONEKUBE_K8S_REPO/v${minor}/deb/"
+	local keyring=/etc/apt/keyrings/kubernetes-apt-keyring.gpg
+	tmp=$(mktemp -d)
+	onekube_fetch "${repo}Release.key" "$tmp/Release.key"
+	gpg --batch --yes --dearmor -o "$tmp/keyring.gpg" "$tmp/Release.key"
 	install -d -m 0755 /etc/apt/keyrings
-	onekube_fetch "${repo}Release.key" /tmp/kubernetes-release.key
-	gpg --batch --yes --dearmor -o /etc/apt/keyrings/kubernetes-apt-keyring.gpg /tmp/kubernetes-release.key
-	rm -f /tmp/kubernetes-release.key
-	echo "deb [signed-by=/etc/apt/keyrings/kubernetes-apt-keyring.gpg] ${repo} /" \
-		>/etc/apt/sources.list.d/kubernetes.list
+	install -m 0644 "$tmp/keyring.gpg" "$keyring"
+	rm -rf "$tmp"
+	echo "deb [signed-by=$keyring] ${repo} /" | onekube_put 0644 /etc/apt/sources.list.d/kubernetes.list
 	apt-get update -qq
 	local pkgs=() p
 	for p in kubelet kubeadm kubectl; do
@@ -151,7 +179,11 @@ onekube_containerd() {
 	onekube_fetch "$base/$tgz" "$tmp/$tgz"
 	onekube_fetch "$base/$tgz.sha256sum" "$tmp/$tgz.sha256sum"
 	(cd "$tmp" && sha256sum --check --quiet "$tgz.sha256sum") || onekube_die "$tgz: checksum mismatch" || return
-	tar -C /usr/local -xzf "$tmp/$tgz"
+	# Unpacked aside and installed file by file: tar as root would also
+	# impose the archive's mode on /usr/local/bin itself.
+	mkdir "$tmp/x"
+	tar -C "$tmp/x" -xzf "$tmp/$tgz"
+	install -m 0755 "$tmp"/x/bin/* /usr/local/bin/
 	onekube_fetch "https://raw.githubusercontent.com/containerd/containerd/v$v/containerd.service" "$tmp/containerd.service"
 	install -D -m 0644 "$tmp/containerd.service" /usr/local/lib/systemd/system/containerd.service
 
@@ -169,27 +201,32 @@ onekube_containerd() {
 # systemd hosts, so runc must too; the sandbox (pause) image is the one this
 # kubeadm pre-pulls, or containerd would fetch its own default at boot.
 onekube_containerd_config() {
-	local pause
+	local pause tmp
 	pause=$(kubeadm config images list --kubernetes-version "v$ONEKUBE_K8S_VERSION" 2>/dev/null | grep '/pause:' | head -n1)
 	[[ -n $pause ]] || onekube_die "kubeadm lists no pause image for v$ONEKUBE_K8S_VERSION" || return
-	install -d -m 0755 /etc/containerd
-	containerd config default >/etc/containerd/config.toml
+	tmp=$(mktemp)
+	containerd config default >"$tmp"
 	sed -i -E \
 		-e 's/^([[:space:]]*SystemdCgroup[[:space:]]*=).*/\1 true/' \
 		-e "s#^([[:space:]]*(sandbox_image|sandbox)[[:space:]]*=).*#\\1 \"$pause\"#" \
-		/etc/containerd/config.toml
-	grep -Eq '^[[:space:]]*SystemdCgroup[[:space:]]*=[[:space:]]*true' /etc/containerd/config.toml ||
+		"$tmp"
+	grep -Eq '^[[:space:]]*SystemdCgroup[[:space:]]*=[[:space:]]*true' "$tmp" ||
 		onekube_die "containerd config: no SystemdCgroup option to set" || return
-	grep -Fq "\"$pause\"" /etc/containerd/config.toml ||
+	grep -Fq "\"$pause\"" "$tmp" ||
 		onekube_die "containerd config: no sandbox image option to set" || return
-	printf 'runtime-endpoint: %s\nimage-endpoint: %s\n' "$ONEKUBE_CRI_SOCKET" "$ONEKUBE_CRI_SOCKET" >/etc/crictl.yaml
+	install -d -m 0755 /etc/containerd
+	install -m 0644 "$tmp" /etc/containerd/config.toml
+	rm -f "$tmp"
+	printf 'runtime-endpoint: %s\nimage-endpoint: %s\n' "$ONEKUBE_CRI_SOCKET" "$ONEKUBE_CRI_SOCKET" |
+		onekube_put 0644 /etc/crictl.yaml
 }
 
 # onekube_host_config: kernel modules and sysctls kubeadm preflight checks,
 # no swap (kubelet refuses it by default).
 onekube_host_config() {
-	printf 'overlay\nbr_netfilter\n' >/etc/modules-load.d/onekube.conf
-	cat >/etc/sysctl.d/90-onekube.conf <<-'EOF'
+	install -d -m 0755 /etc/modules-load.d /etc/sysctl.d
+	printf 'overlay\nbr_netfilter\n' | onekube_put 0644 /etc/modules-load.d/onekube.conf
+	onekube_put 0644 /etc/sysctl.d/90-onekube.conf <<-'EOF'
 		net.bridge.bridge-nf-call-iptables = 1
 		net.bridge.bridge-nf-call-ip6tables = 1
 		net.ipv4.ip_forward = 1
@@ -202,16 +239,18 @@ onekube_host_config() {
 # onekube_cni_manifests: the manifests the agent applies, one per plugin in
 # context.CNIPlugins, named <plugin>.yaml.
 onekube_cni_manifests() {
-	install -d -m 0755 "$ONEKUBE_CNI_DIR"
+	local tmp f
+	tmp=$(mktemp -d)
 	onekube_fetch "https://github.com/flannel-io/flannel/releases/download/v$ONEKUBE_FLANNEL_VERSION/kube-flannel.yml" \
-		"$ONEKUBE_CNI_DIR/flannel.yaml"
+		"$tmp/flannel.yaml"
 	onekube_fetch "https://raw.githubusercontent.com/projectcalico/calico/v$ONEKUBE_CALICO_VERSION/manifests/calico.yaml" \
-		"$ONEKUBE_CNI_DIR/calico.yaml"
-	chmod 0644 "$ONEKUBE_CNI_DIR"/*.yaml
-	local f
-	for f in "$ONEKUBE_CNI_DIR"/*.yaml; do
-		grep -q '^kind:' "$f" || onekube_die "$f does not look like a Kubernetes manifest" || return
+		"$tmp/calico.yaml"
+	for f in "$tmp"/*.yaml; do
+		grep -q '^kind:' "$f" || onekube_die "$(basename "$f") does not look like a Kubernetes manifest" || return
 	done
+	install -d -m 0755 "$ONEKUBE_CNI_DIR"
+	install -m 0644 "$tmp"/*.yaml "$ONEKUBE_CNI_DIR/"
+	rm -rf "$tmp"
 }
 
 # onekube_images: the list of images a cluster needs offline: kubeadm's
@@ -245,17 +284,40 @@ onekube_one_context() {
 
 onekube_install_package() {
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$ONEKUBE_DEB"
-	systemctl enable containerd.service kubelet.service onekube-bootstrap.service
+	systemctl enable containerd.service kubelet.service onekube-lb.service onekube-bootstrap.service
 }
 
-# onekube_cleanup: every clone must get its own machine-id (kubelet and
-# kubeadm key node identity on it) and SSH host keys.
-onekube_cleanup() {
+# onekube_seal: nothing of the build VM's identity may reach the instances.
+#   - Its hostname: one-context named it from the build context, and every
+#     node would otherwise boot with that name until something renamed it.
+#     Like one-apps' own images (packer/debian/98-collect-garbage.sh) the
+#     image gets no /etc/hostname: one-context names each instance
+#     (SET_HOSTNAME, DNS_HOSTNAME, EC2_HOSTNAME) or systemd falls back to its
+#     default, never to a shared build name. /etc/hosts loses the build
+#     name's entries (one-context tags its own with "# one-contextd").
+#   - machine-id (kubelet and kubeadm key node identity on it) is emptied,
+#     so systemd makes a new one at each clone's first boot.
+#   - SSH host keys: one-context regenerates missing ones at boot
+#     (context-linux loc-24-ssh_host_key).
+#   - The build's password-login sshd drop-in (the password itself is
+#     disabled by virt-sysprep once the VM is off; Packer's open SSH
+#     connection is not affected by either).
+onekube_seal() {
+	local name=''
 	apt-get clean
-	rm -rf /var/lib/apt/lists/* /tmp/onekube.deb
-	rm -f /etc/ssh/ssh_host_*
-	: >/etc/machine-id
-	rm -f /var/lib/dbus/machine-id
+	rm -rf /var/lib/apt/lists/* "$ONEKUBE_DEB"
+	[[ ! -s /etc/hostname ]] || name=$(head -n1 /etc/hostname)
+	rm -f /etc/hostname
+	if [[ -f /etc/hosts ]]; then
+		sed -i -e '/#[[:space:]]*one-contextd[[:space:]]*$/d' /etc/hosts
+		if [[ $name =~ ^[A-Za-z0-9][-A-Za-z0-9.]*$ && $name != localhost ]]; then
+			# Drop the name from every line, then lines left with an address only.
+			sed -i -E -e "s/[[:space:]]+${name//./\\.}([[:space:]]|\$)/\1/g" \
+				-e '/^[[:space:]]*[0-9A-Fa-f:.]+[[:space:]]*(#.*)?$/d' /etc/hosts
+		fi
+	fi
+	onekube_put 0444 /etc/machine-id </dev/null
+	rm -f /var/lib/dbus/machine-id /etc/ssh/ssh_host_* "$ONEKUBE_BUILD_SSHD_CONF"
 }
 
 # --- one-apps service entry points ---------------------------------------------
@@ -271,7 +333,7 @@ service_install() {
 	onekube_cni_manifests
 	onekube_install_package
 	onekube_prepull
-	onekube_cleanup
+	onekube_seal
 	onekube_log "install done: Kubernetes v$ONEKUBE_K8S_VERSION"
 }
 

@@ -4,7 +4,7 @@
 #      against testdata/*-contents.txt;
 #   2. the .deb installed with dpkg into a minimal Debian root (debootstrap,
 #      cached): files, modes, conffile, version stamp, remove and purge;
-#   3. systemd-analyze verify on the installed unit next to stand-ins for
+#   3. systemd-analyze verify on the installed units next to stand-ins for
 #      containerd and one-context (testdata/units), including a check that the
 #      ordering has no cycle, and a control showing the check catches one.
 # Needs root. Installs debootstrap, rpm and shellcheck from apt if missing.
@@ -17,6 +17,8 @@ DIST=${DIST:-dist}
 VERSION=${VERSION:-$(git describe --tags --always --dirty 2>/dev/null || echo 0.0.0-dev)}
 PKG_VERSION=$(packaging/version.sh)
 UNIT=onekube-bootstrap.service
+# Enabled by postinstall; they do nothing until bootstrap succeeded.
+LIVE_UNITS=(onekube-serve.service onekube-node.service)
 
 need_root
 need_tools debootstrap=debootstrap rpm=rpm shellcheck=shellcheck
@@ -86,13 +88,18 @@ check_mode() {
 }
 check_mode /usr/bin/onekube-agent 755 root:root
 check_mode /usr/bin/onekube-flow 755 root:root
-check_mode /usr/lib/systemd/system/$UNIT 644 root:root
+for u in $UNIT "${LIVE_UNITS[@]}"; do
+	check_mode "/usr/lib/systemd/system/$u" 644 root:root
+	cmp -s "packaging/systemd/$u" "$root/usr/lib/systemd/system/$u" || fail "installed $u differs from packaging/systemd"
+done
 check_mode /etc/default/onekube 644 root:root
 check_mode /usr/share/doc/onekube/README.md 644 root:root
 check_mode /var/lib/onekube 700 root:root
 check_mode /usr/share/onekube/cni 755 root:root
-cmp -s packaging/systemd/$UNIT "$root/usr/lib/systemd/system/$UNIT" || fail "installed unit differs from packaging/systemd"
-[[ ! -e $root/etc/systemd/system/multi-user.target.wants/$UNIT ]] || fail "installing the package must not enable the unit"
+[[ ! -e $root/etc/systemd/system/multi-user.target.wants/$UNIT ]] || fail "installing the package must not enable $UNIT"
+for u in "${LIVE_UNITS[@]}"; do
+	[[ -L $root/etc/systemd/system/multi-user.target.wants/$u ]] || fail "installing the package must enable $u"
+done
 # The git version is stamped with -ldflags: `--version` (cobra's flag) or the
 # `version` subcommand must print it.
 for b in onekube-agent onekube-flow; do
@@ -101,7 +108,9 @@ for b in onekube-agent onekube-flow; do
 	[[ $got == *"$VERSION"* ]] || fail "$b prints version '$got', want it to contain $VERSION"
 done
 # The unit's EnvironmentFile must be readable by systemd's parser as shipped.
-grep -qx 'ONEKUBE_AGENT_ARGS=""' "$root/etc/default/onekube" || fail "default config lacks ONEKUBE_AGENT_ARGS"
+for v in ONEKUBE_AGENT_ARGS ONEKUBE_SERVE_ARGS ONEKUBE_LEAVE_ARGS; do
+	grep -qx "$v=\"\"" "$root/etc/default/onekube" || fail "default config lacks $v"
+done
 
 stamp "systemd-analyze verify"
 cp packaging/testdata/units/*.service "$root/etc/systemd/system/"
@@ -115,7 +124,7 @@ verify() {
 	chroot "$root" env SYSTEMD_LOG_LEVEL=notice systemd-analyze verify --man=no "$@" 2>&1 |
 		grep -v -e 'is not executable' -e 'Failed to open /dev/tty' || true
 }
-out=$(verify /usr/lib/systemd/system/$UNIT /usr/lib/systemd/system/multi-user.target)
+out=$(verify /usr/lib/systemd/system/$UNIT "${LIVE_UNITS[@]/#//usr/lib/systemd/system/}" /usr/lib/systemd/system/multi-user.target)
 [[ -z $out ]] || fail "systemd-analyze verify: $out"
 # Control: the same unit with default dependencies must produce the cycle
 # through one-context.service (After=multi-user.target) that the unit's
@@ -130,7 +139,9 @@ rm "$root/etc/systemd/system/$UNIT"
 stamp "dpkg -r, dpkg -P"
 chroot "$root" dpkg -r onekube >"$work/dpkg.log" 2>&1 || { cat "$work/dpkg.log" >&2; fail "dpkg -r"; }
 [[ ! -e $root/usr/bin/onekube-agent ]] || fail "dpkg -r left /usr/bin/onekube-agent"
-[[ ! -e $root/etc/systemd/system/multi-user.target.wants/$UNIT ]] || fail "dpkg -r left the unit enabled"
+for u in $UNIT "${LIVE_UNITS[@]}"; do
+	[[ ! -e $root/etc/systemd/system/multi-user.target.wants/$u ]] || fail "dpkg -r left $u enabled"
+done
 [[ -e $root/etc/default/onekube ]] || fail "dpkg -r removed the conffile (only purge may)"
 chroot "$root" dpkg -P onekube >"$work/dpkg.log" 2>&1 || { cat "$work/dpkg.log" >&2; fail "dpkg -P"; }
 [[ ! -e $root/etc/default/onekube ]] || fail "dpkg -P left /etc/default/onekube"

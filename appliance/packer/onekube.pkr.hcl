@@ -103,7 +103,9 @@ build {
     ]
   }
 
-  # Seal: no build password, no build context, a fresh identity per clone.
+  # Seal, second half (onekube_seal in appliance.sh did the first: hostname,
+  # machine-id, host keys, the password-login sshd drop-in): the build
+  # password, and what the shutdown left, such as logs and the random seed.
   post-processor "shell-local" {
     environment_vars = ["IMAGE=${var.output_dir}/image/${var.appliance_name}"]
     inline = [

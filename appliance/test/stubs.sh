@@ -1,23 +1,30 @@
 # shellcheck shell=bash
 # CI stand-ins for appliance.sh's network seams; sourced after appliance.sh
-# inside the test root (appliance/check.sh). Everything else in
-# service_install runs for real: Debian packages come from the Debian mirror,
-# checksums are checked, configs are edited, units enabled.
+# inside the test root (appliance/check.sh, through test/driver.sh). The rest
+# of service_install runs for real: Debian packages come from the Debian
+# mirror, the Kubernetes packages from a signed local repository
+# (test/k8s-repo.sh) that the real gpg and apt handle, checksums are checked,
+# configs are edited, units enabled.
 #
-# The artifacts are tiny but shaped like the real ones (a release tarball with
-# bin/containerd, a sha256sum file, manifests with image: lines, a kubeadm that
-# answers `config images list`), so the steps' parsing is exercised.
+# The stand-ins are no more lenient than what they replace: downloads are
+# written as curl writes them (mode from the umask, nothing made executable),
+# and the artifacts are tiny but shaped like the real ones (a release tarball
+# with bin/containerd, a sha256sum file, manifests with image: lines), so the
+# steps' parsing and modes are exercised.
 # ONEKUBE_STUB_CORRUPT=1 makes the containerd tarball disagree with its
-# checksum file. Logs: /var/log/onekube-stub/{fetch,pull,apt}.log.
+# checksum file. Logs: /var/log/onekube-stub/{fetch,pull,runtime}.log.
+
+# The signed stand-in for pkgs.k8s.io, built by check.sh with test/k8s-repo.sh.
+# shellcheck disable=SC2034 # read by appliance.sh's onekube_kube_packages
+ONEKUBE_K8S_REPO=file:///srv/onekube-k8s-repo
 
 ONEKUBE_STUB_LOG=/var/log/onekube-stub
-mkdir -p "$ONEKUBE_STUB_LOG"
+install -d -m 0755 "$ONEKUBE_STUB_LOG"
 
-# stub_script PATH BODY: an executable shell script at PATH.
+# stub_script PATH BODY: a shell script at PATH, with the umask's mode as a
+# download has.
 stub_script() {
-	install -d "$(dirname "$1")"
 	printf '#!/bin/sh\n%s\n' "$2" >"$1"
-	chmod 0755 "$1"
 }
 
 onekube_fetch() {
@@ -25,9 +32,14 @@ onekube_fetch() {
 	dir=$(dirname "$dest")
 	echo "$url" >>"$ONEKUBE_STUB_LOG/fetch.log"
 	case $url in
+	file://*)
+		curl -fsSL -o "$dest" "$url"
+		;;
 	*/containerd-*-linux-*.tar.gz)
 		local tree
 		tree=$(mktemp -d)
+		# As in the release tarball: bin/ and its files 0755, owned by root.
+		install -d -m 0755 "$tree/bin"
 		# containerd 2.x prints TOML with single quotes; the step must cope.
 		stub_script "$tree/bin/containerd" "[ \"\$1 \$2\" = 'config default' ] || exit 1
 cat <<'TOML'
@@ -38,7 +50,8 @@ version = 3
   SystemdCgroup = false
 TOML"
 		stub_script "$tree/bin/ctr" 'exit 0'
-		tar -C "$tree" -czf "$dest" bin
+		chmod 0755 "$tree"/bin/*
+		tar -C "$tree" --owner=0 --group=0 -czf "$dest" bin
 		rm -rf "$tree"
 		;;
 	*.tar.gz.sha256sum)
@@ -106,31 +119,18 @@ TOML"
 	esac
 }
 
-# The repository step for real would reach pkgs.k8s.io; the stand-in installs
-# binaries that behave like this kubeadm for what the install steps ask.
-onekube_kube_packages() {
-	local v=v$ONEKUBE_K8S_VERSION
-	echo "kubelet kubeadm kubectl $ONEKUBE_K8S_VERSION" >>"$ONEKUBE_STUB_LOG/apt.log"
-	stub_script /usr/bin/kubeadm "case \"\$1 \$2 \$3\" in
-'config images list') ;;
-*) echo \"kubeadm stub: \$*\" >&2; exit 1 ;;
-esac
-[ \"\$4 \$5\" = '--kubernetes-version $v' ] || { echo 'kubeadm stub: want --kubernetes-version $v' >&2; exit 1; }
-for i in kube-apiserver:$v kube-controller-manager:$v kube-scheduler:$v kube-proxy:$v coredns/coredns:v1.12.1 pause:3.10 etcd:3.6.4-0; do
-	echo registry.k8s.io/\$i
-done"
-	stub_script /usr/bin/kubelet 'exit 0'
-	stub_script /usr/bin/kubectl 'exit 0'
-	install -d /usr/lib/systemd/system
-	printf '[Unit]\nDescription=kubelet (stub)\n[Service]\nExecStart=/usr/bin/kubelet\n[Install]\nWantedBy=multi-user.target\n' \
-		>/usr/lib/systemd/system/kubelet.service
-}
-
+# As strict as ctr, which does not expand short names (no docker.io
+# default): the first component must name a registry.
 onekube_image_pull() {
+	local host=${1%%/*}
+	if [[ $1 != */* || ($host != *.* && $host != *:* && $host != localhost) ]]; then
+		echo "ctr: failed to resolve reference \"$1\": no registry host" >&2
+		return 1
+	fi
 	echo "$1" >>"$ONEKUBE_STUB_LOG/pull.log"
 }
 
 # A chroot has no running systemd; record that the runtime was asked for.
 onekube_start_runtime() {
-	echo "start containerd" >>"$ONEKUBE_STUB_LOG/apt.log"
+	echo "start containerd" >>"$ONEKUBE_STUB_LOG/runtime.log"
 }
