@@ -23,6 +23,7 @@ import (
 	"github.com/onekube/onekube/agent/kubeadm"
 	"github.com/onekube/onekube/agent/leave"
 	"github.com/onekube/onekube/agent/serve"
+	"github.com/onekube/onekube/agent/system/systemtest"
 	"github.com/onekube/onekube/agent/testbed"
 	"github.com/onekube/onekube/context/onegate"
 )
@@ -67,7 +68,11 @@ func TestBedLivingCluster(t *testing.T) {
 	label(t, admin, map[string]int{"master-10": 10, "worker-11": 11})
 
 	og := &bedService{vms: map[int]string{10: "master", 11: "worker", 12: "worker"}}
-	tokens := &serve.Tokens{OneGate: og, Client: admin, Fast: time.Second}
+	// The loop's clock is the test's: the retire grace passes without
+	// waiting two minutes. Expiries it writes are still real times, which
+	// the API server's tokencleaner and kubeadm judge.
+	clock := systemtest.NewClock(time.Now().Truncate(time.Second))
+	tokens := &serve.Tokens{OneGate: og, Client: admin, Clock: clock, Fast: time.Second}
 	if _, err := tokens.Tick(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -84,8 +89,17 @@ func TestBedLivingCluster(t *testing.T) {
 	if _, err := tokens.Tick(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if got := ownedToken(t, admin); got != "" {
-		t.Error("the token outlived the last waiting VM")
+	// Nobody waits now: the token is retired (no longer handed out), and
+	// deleted once the grace has passed.
+	if got := ownedTokens(t, admin); len(got) != 1 || got[0].Retired.IsZero() {
+		t.Errorf("after the last waiting VM joined: want one retired token, got %+v", got)
+	}
+	clock.Advance(serve.DefaultRetireGrace)
+	if _, err := tokens.Tick(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := ownedTokens(t, admin); len(got) != 0 {
+		t.Errorf("the token outlived its retire grace: %d left", len(got))
 	}
 
 	// worker-11 leaves with the credential its kubelet got from the real
@@ -152,16 +166,26 @@ func label(t *testing.T, cs kubernetes.Interface, ids map[string]int) {
 
 func ownedToken(t *testing.T, cs kubernetes.Interface) string {
 	t.Helper()
+	for _, tok := range ownedTokens(t, cs) {
+		return tok.Token.Reveal()
+	}
+	return ""
+}
+
+// ownedTokens lists the bootstrap tokens onekube owns, retired or not.
+func ownedTokens(t *testing.T, cs kubernetes.Interface) []kubeadm.OwnedToken {
+	t.Helper()
 	list, err := cs.CoreV1().Secrets("kube-system").List(context.Background(), metav1.ListOptions{FieldSelector: "type=bootstrap.kubernetes.io/token"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	var out []kubeadm.OwnedToken
 	for i := range list.Items {
 		if tok, ok, _ := kubeadm.ReadTokenSecret(&list.Items[i]); ok {
-			return tok.Token.Reveal()
+			out = append(out, tok)
 		}
 	}
-	return ""
+	return out
 }
 
 func waitDefaultSA(t *testing.T, cs kubernetes.Interface) {
