@@ -240,6 +240,19 @@ func goneSince(n corev1.Node) (time.Time, bool) {
 	return t, true
 }
 
+// kubeletSilent: the node lifecycle controller set Ready to Unknown, as it
+// does once the kubelet posted no status for node-monitor-grace-period
+// (pkg/controller/nodelifecycle). A kubelet that reports NotReady, such as
+// one waiting for its CNI, is alive.
+func kubeletSilent(n corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionUnknown
+		}
+	}
+	return false
+}
+
 func nodeReady(n corev1.Node) bool {
 	for _, c := range n.Status.Conditions {
 		if c.Type == corev1.NodeReady {

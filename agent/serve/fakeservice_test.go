@@ -70,6 +70,9 @@ func (f *fakeService) count(op string) int {
 	return f.calls[op]
 }
 
+// vmReads counts the GET /vms/:id of one VM.
+func (f *fakeService) vmReads(id int) int { return f.count(fmt.Sprintf("GetVMByID:%d", id)) }
+
 func (f *fakeService) ut(id int, key string) string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -103,6 +106,7 @@ func (f *fakeService) GetVMByID(_ context.Context, id int) (*onegate.VM, error) 
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls["GetVMByID"]++
+	f.calls[fmt.Sprintf("GetVMByID:%d", id)]++
 	return f.copyVM(id)
 }
 

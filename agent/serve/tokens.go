@@ -37,7 +37,7 @@ import (
 // `onekube-flow status`.
 //
 // Cost on OneGate: one GET /service per tick, plus one GET /vms/:id per
-// VM without a Node every VerdictAge. Ticks are Fast while someone waits
+// VM without a Node (or whose kubelet went silent) every VerdictAge. Ticks are Fast while someone waits
 // or the service grows, Idle otherwise.
 type Tokens struct {
 	OneGate agent.OneGate
@@ -194,7 +194,13 @@ func (t *Tokens) waiters(ctx context.Context, svc serviceView, nodes map[int]cor
 	notWaiting := map[string]string{}
 	seen := map[int]bool{}
 	for _, id := range sortedKeys(svc.Roles) {
-		if _, ok := nodes[id]; ok {
+		// A Node whose kubelet reports (Ready or not: a node waits for its
+		// CNI NotReady) is a member. A Node whose kubelet went silent may
+		// be the leftover of a VM bootstrapping again (kubeadm reset, then
+		// the agent restarted; or a recreated disk): its VM is read like
+		// one without a Node, and its published phase says whether it
+		// waits.
+		if n, ok := nodes[id]; ok && !kubeletSilent(n) {
 			continue
 		}
 		seen[id] = true

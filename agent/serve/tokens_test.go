@@ -185,3 +185,53 @@ func TestTokensLifecycle(t *testing.T) {
 		t.Errorf("%d GET /service in 13 ticks", got)
 	}
 }
+
+// A worker bootstrapping again over its own earlier Node (kubeadm reset
+// and a restart, or a recreated disk) waits for a token although its Node
+// exists and the earlier boot's READY=YES is still published: once the
+// node controller marks the kubelet silent, its published phase decides.
+// A Node whose kubelet reports, Ready or not, is never read.
+func TestTokensServeAWorkerBootstrappingAgain(t *testing.T) {
+	s := loopback.Start(t, loopback.Options{})
+	cs := s.Client(t)
+	ctx := context.Background()
+	clock := systemtest.NewClock(time.Now().Truncate(time.Second))
+	og := newFakeService(10)
+	og.state = onegate.ServiceRunning
+	og.add("master", 10, nil)
+	addNode(t, cs, "master-10", 10)
+	joined := map[string]string{vmcontext.KeyReady: "YES", vmcontext.KeyPubPhase: "done"}
+	og.add("worker", 11, joined)
+	og.add("worker", 12, joined)
+	setReady := func(name string, vmid int, st corev1.ConditionStatus) {
+		t.Helper()
+		addNode(t, cs, name, vmid)
+		n, err := cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: st}}
+		if _, err := cs.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setReady("worker-11", 11, corev1.ConditionUnknown) // kubelet stopped by kubeadm reset
+	setReady("worker-12", 12, corev1.ConditionFalse)   // alive, waiting for its CNI
+	tk := &Tokens{OneGate: og, Client: cs, Clock: clock}
+
+	mustTick(t, tk)
+	if rep := tk.report; len(rep.Waiting) != 0 || rep.NotWaiting["11"] == "" || rep.NotWaiting["12"] != "" {
+		t.Fatalf("before the agent runs again: %+v", rep)
+	}
+	reads := og.vmReads(12)
+
+	og.set(func(f *fakeService) { f.vms[11].UserTemplate[vmcontext.KeyPubPhase] = "wait-master" })
+	clock.Advance(DefaultVerdictAge)
+	mustTick(t, tk)
+	if rep := tk.report; len(rep.Waiting) != 1 || rep.Waiting[0] != 11 || rep.Tokens != 1 {
+		t.Fatalf("worker 11 bootstrapping again: %+v", rep)
+	}
+	if og.vmReads(12) != reads {
+		t.Error("read the VM of a Node whose kubelet reports")
+	}
+}

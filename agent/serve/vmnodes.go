@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -67,8 +68,16 @@ func nodesByVM(ctx context.Context, cs kubernetes.Interface) (map[int]corev1.Nod
 	return out, nil
 }
 
-// whyNotWaiting says why a VM without a Node does not wait to join, "" when
-// it does (booting, or waiting for the join data). From GET /vms/:id.
+// joinWaitPhases are the phases an agent publishes from the moment it
+// waits for the join data until its join is done.
+var joinWaitPhases = []string{
+	agent.PhaseWaitMaster, agent.PhaseRenderJoin, agent.PhaseKubeadmJoin,
+	agent.PhaseWaitTurn, agent.PhaseCertKeyRequest, agent.PhaseWaitCertKey,
+}
+
+// whyNotWaiting says why a VM without a live Node does not wait to join,
+// "" when it does (booting, or waiting for the join data). From GET
+// /vms/:id.
 func whyNotWaiting(vm *onegate.VM) string {
 	switch vm.State {
 	case onegate.StateDone, onegate.StateStopped, onegate.StateSuspended, onegate.StatePoweroff, onegate.StateUndeployed:
@@ -82,6 +91,11 @@ func whyNotWaiting(vm *onegate.VM) string {
 	ut := vm.UserTemplate
 	ready := strings.EqualFold(strings.TrimSpace(ut[vmcontext.KeyReady]), "YES")
 	switch {
+	case slices.Contains(joinWaitPhases, strings.TrimSpace(ut[vmcontext.KeyPubPhase])):
+		// The agent runs again on a VM that joined once (kubeadm reset
+		// and a restart, or a recreated disk): READY=YES is the earlier
+		// boot's until its join clears it, and its phase is current.
+		return ""
 	case ready:
 		return "READY=YES without a Node: it joined once and will not join again by itself"
 	case strings.TrimSpace(ut[vmcontext.KeyPubPhase]) == agent.PhaseFailed:

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"runtime"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -74,3 +76,15 @@ func (b *Bed) Listen(network, addr string) (net.Listener, error) {
 // InSwitch runs fn with the switch's network namespace (for a server that
 // listens by itself, such as onegatesim.Sim.Start).
 func (b *Bed) InSwitch(fn func() error) error { return inNetns(b.sw.pid, fn) }
+
+// SwitchDiag is the switch's view of the network (links, neighbours,
+// bridge forwarding table), for failure messages.
+func (b *Bed) SwitchDiag() string {
+	var out strings.Builder
+	for _, args := range [][]string{{"ip", "-br", "link"}, {"ip", "neigh"}, {"bridge", "fdb", "show", "br", "br0"}} {
+		full := append([]string{"-t", fmt.Sprint(b.sw.pid), "-n"}, args...)
+		o, err := exec.Command("nsenter", full...).CombinedOutput()
+		fmt.Fprintf(&out, "$ %s (%v)\n%s", strings.Join(args, " "), err, o)
+	}
+	return out.String()
+}

@@ -60,6 +60,7 @@ type AgentRun struct {
 	Err        error // booting the VM or starting the agent failed
 	output     lockedBuffer
 	done       chan struct{}
+	boot       int // the VM's boot it runs in (daemons)
 }
 
 // Output is what the agent wrote (its journal).
@@ -160,6 +161,7 @@ func (s *Service) launch(info onegatesim.VMInfo) {
 		s.mu.Lock()
 		s.vms[info.ID] = vm
 		s.mu.Unlock()
+		vm.OnBoot(func() { s.startUnits(vm, info) })
 		if err := s.contextualize(vm, info); err != nil {
 			r.Err = err
 			return

@@ -14,22 +14,56 @@ import (
 // bootstrap succeeded. Each lives until its VM powers off; starting one
 // that still runs does nothing.
 
+// startUnits is a later boot of a VM of the service: one-context writes
+// one_env again, then the enabled units start: onekube-lb always,
+// onekube-serve on a master whose bootstrap finished (its
+// ConditionPathExists). onekube-bootstrap is the test's to run
+// (RunAgain), since tests assert on that run.
+func (s *Service) startUnits(vm *VM, info onegatesim.VMInfo) {
+	if err := s.contextualize(vm, info); err != nil {
+		s.Bed.o.Logf("testbed: VM %d: one-context after boot: %v", info.ID, err)
+		return
+	}
+	s.ensureDaemon(vm, info, "lb")
+	if info.Role != "master" {
+		return
+	}
+	for _, p := range []string{"/var/lib/onekube/bootstrap.done", "/etc/kubernetes/admin.conf"} {
+		if _, err := vm.ReadFile(p); err != nil {
+			return
+		}
+	}
+	s.ensureDaemon(vm, info, "serve")
+}
+
 // ensureDaemon starts `onekube-agent <name>` in vm unless it runs.
 func (s *Service) ensureDaemon(vm *VM, info onegatesim.VMInfo, name string) {
 	key := fmt.Sprintf("%d/%s", info.ID, name)
+	boot := vm.Boots()
 	s.mu.Lock()
 	if s.daemons == nil {
 		s.daemons = map[string]*AgentRun{}
 	}
 	if d := s.daemons[key]; d != nil {
-		select {
-		case <-d.done:
-		default:
+		if d.boot != boot {
+			// Started in a boot before a power cut: it ends within
+			// moments, as its namespace dies.
 			s.mu.Unlock()
-			return
+			select {
+			case <-d.done:
+			case <-time.After(10 * time.Second):
+			}
+			s.mu.Lock()
+		} else {
+			select {
+			case <-d.done:
+			default:
+				s.mu.Unlock()
+				return
+			}
 		}
 	}
-	d := &AgentRun{VM: info, Code: -1, done: make(chan struct{})}
+	d := &AgentRun{VM: info, Code: -1, done: make(chan struct{}), boot: boot}
 	s.daemons[key] = d
 	s.mu.Unlock()
 	cmd, err := vm.Command(s.ctx, nil, "onekube-agent", name, "--log-format", "text")

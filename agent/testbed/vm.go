@@ -60,6 +60,16 @@ type VM struct {
 	h      *holder
 	boots  int
 	output []string // vminit output of earlier boots
+	onBoot func()   // the VM's enabled units, started after each later boot
+}
+
+// OnBoot sets what every later boot starts once the VM is up, as systemd
+// starts a VM's enabled units: without it a power cycle would leave the
+// VM without the daemons a real one has.
+func (vm *VM) OnBoot(f func()) {
+	vm.mu.Lock()
+	vm.onBoot = f
+	vm.mu.Unlock()
 }
 
 // Boot creates a VM and boots it: disk, namespaces, network, services.
@@ -94,6 +104,19 @@ func (b *Bed) VMs() []*VM {
 // plugged in, then its services (containerd and the kubelet, both played
 // by fakenode). Booting a running VM is an error.
 func (vm *VM) PowerOn() error {
+	if err := vm.powerOn(); err != nil {
+		return err
+	}
+	vm.mu.Lock()
+	f := vm.onBoot
+	vm.mu.Unlock()
+	if f != nil {
+		f()
+	}
+	return nil
+}
+
+func (vm *VM) powerOn() error {
 	vm.mu.Lock()
 	defer vm.mu.Unlock()
 	if vm.h != nil {
@@ -214,6 +237,13 @@ func (vm *VM) Reboot() error {
 		return err
 	}
 	return vm.PowerOn()
+}
+
+// Boots counts the VM's boots so far.
+func (vm *VM) Boots() int {
+	vm.mu.Lock()
+	defer vm.mu.Unlock()
+	return vm.boots
 }
 
 // Pid is the VM's init process (0 when stopped).

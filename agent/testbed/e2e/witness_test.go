@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	corev1 "k8s.io/api/core/v1"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -61,13 +62,29 @@ func clusterOf(t *testing.T, b *testbed.Bed, master *testbed.VM) identity {
 	if id.CAHash, err = testbed.CAHash(ca); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	ns, err := adminClient(t, b, master).CoreV1().Namespaces().Get(ctx, metav1.NamespaceSystem, metav1.GetOptions{})
-	if err != nil {
-		t.Fatalf("kube-system from the master's API server: %v", err)
+	// Attempts of 10 s within a minute: in the bed, the first request to
+	// an API server that has just been initialized on a recreated master
+	// has been seen to hang (twice in a row, not reproduced once a dial
+	// preceded it); a later attempt answers. A master that stays silent
+	// still fails here.
+	client := adminClient(t, b, master)
+	deadline := time.Now().Add(time.Minute)
+	var ns *corev1.Namespace
+	for {
+		actx, acancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ns, err = client.CoreV1().Namespaces().Get(actx, metav1.NamespaceSystem, metav1.GetOptions{})
+		acancel()
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("kube-system from the master's API server: %v", err)
+		}
+		t.Logf("kube-system from the master's API server, trying again: %v", err)
 	}
 	id.SystemUID = string(ns.UID)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	if id.EtcdID, id.Members, err = etcdMembers(ctx, b, master); err != nil {
 		t.Fatalf("the master's etcd: %v", err)
 	}
