@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -19,11 +18,11 @@ import (
 
 // bootstrapFlags are the flags of `onekube-agent bootstrap`.
 type bootstrapFlags struct {
-	root, contextFile   string
-	oneGateCAFile       string
-	newCluster          bool
-	logFormat, logLevel string
-	tun                 agent.Tunables
+	root, contextFile string
+	oneGateCAFile     string
+	newCluster        bool
+	log               logFlags
+	tun               agent.Tunables
 }
 
 func newBootstrapCommand(stderr io.Writer) *cobra.Command {
@@ -36,11 +35,7 @@ func newBootstrapCommand(stderr io.Writer) *cobra.Command {
 			"After a success it does nothing. Progress is kept under <root>/var/lib/onekube.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var level slog.Level
-			if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
-				return fmt.Errorf("--log-level: %w", err)
-			}
-			log, err := agent.NewLogger(f.logFormat, stderr, level)
+			log, err := f.log.logger(stderr)
 			if err != nil {
 				return err // usage
 			}
@@ -58,8 +53,7 @@ func newBootstrapCommand(stderr io.Writer) *cobra.Command {
 	fl.DurationVar(&f.tun.CommandTimeout, "command-timeout", agent.DefaultCommandTimeout, "deadline of one kubeadm run (kubectl apply: at most 2m each)")
 	fl.StringVar(&f.oneGateCAFile, "onegate-ca-file", "", "PEM CA bundle to trust for an https ONEGATE_ENDPOINT behind a private CA (also: ONEKUBE_ONEGATE_CA in the context)")
 	fl.BoolVar(&f.newCluster, "new-cluster", false, "this master's earlier cluster is gone (VM recreated with a fresh disk): clear its published join data and initialize a new one")
-	fl.StringVar(&f.logFormat, "log-format", agent.LogAuto, "auto, text, json or journal")
-	fl.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	f.log.register(fl)
 	// Knobs for tests and demos; production keeps the defaults.
 	fl.DurationVar(&f.tun.PollInterval, "poll-interval", agent.DefaultPollInterval, "first backoff interval")
 	fl.DurationVar(&f.tun.MaxPollInterval, "max-poll-interval", agent.DefaultMaxPollInterval, "backoff interval cap")

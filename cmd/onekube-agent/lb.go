@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -23,7 +22,7 @@ import (
 // lbFlags are the flags of `onekube-agent lb`.
 type lbFlags struct {
 	root, contextFile, listen, config, kubeconfig string
-	logFormat, logLevel                           string
+	log                                           logFlags
 }
 
 func newLBCommand(stderr io.Writer) *cobra.Command {
@@ -38,11 +37,7 @@ func newLBCommand(stderr io.Writer) *cobra.Command {
 			"With ONEAPP_K8S_CONTROL_PLANE_EP set, it exits at once: the user's endpoint is used.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var level slog.Level
-			if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
-				return fmt.Errorf("--log-level: %w", err)
-			}
-			log, err := agent.NewLogger(f.logFormat, stderr, level)
+			log, err := f.log.logger(stderr)
 			if err != nil {
 				return err
 			}
@@ -58,8 +53,7 @@ func newLBCommand(stderr io.Writer) *cobra.Command {
 	fl.StringVar(&f.listen, "listen", vmcontext.LocalBalancer, "address to balance on (the controlPlaneEndpoint)")
 	fl.StringVar(&f.config, "config", lb.ConfigFile, "backends file (under --root)")
 	fl.StringVar(&f.kubeconfig, "kubeconfig", agent.KubeletConfFile, "credential to read the endpoints default/kubernetes with (under --root)")
-	fl.StringVar(&f.logFormat, "log-format", agent.LogAuto, "auto, text, json or journal")
-	fl.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	f.log.register(fl)
 	return cmd
 }
 

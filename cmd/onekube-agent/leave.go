@@ -25,7 +25,7 @@ type leaveFlags struct {
 	mode                          string
 	budget                        time.Duration
 	uncordon                      bool
-	logFormat, logLevel           string
+	log                           logFlags
 }
 
 func newLeaveCommand(stdout, stderr io.Writer) *cobra.Command {
@@ -42,11 +42,7 @@ func newLeaveCommand(stdout, stderr io.Writer) *cobra.Command {
 			"OneFlow lowers the role's cardinality.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var level slog.Level
-			if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
-				return fmt.Errorf("--log-level: %w", err)
-			}
-			log, err := agent.NewLogger(f.logFormat, stderr, level)
+			log, err := f.log.logger(stderr)
 			if err != nil {
 				return err
 			}
@@ -64,8 +60,7 @@ func newLeaveCommand(stdout, stderr io.Writer) *cobra.Command {
 	fl.StringVar(&f.mode, "mode", "auto", "auto (from OneGate's LCM_STATE), terminate, drain or none")
 	fl.DurationVar(&f.budget, "budget", leave.DefaultBudget, "deadline of the whole leave (KVM destroys the VM 180 s after the ACPI shutdown)")
 	fl.BoolVar(&f.uncordon, "uncordon", false, "undo a drain-only leave: lift the cordon leave made (onekube-node.service's ExecStart)")
-	fl.StringVar(&f.logFormat, "log-format", agent.LogAuto, "auto, text, json or journal")
-	fl.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	f.log.register(fl)
 	return cmd
 }
 

@@ -27,7 +27,7 @@ import (
 type serveFlags struct {
 	root, contextFile, kubeconfig string
 	oneGateCAFile                 string
-	logFormat, logLevel           string
+	log                           logFlags
 	cleanupGrace                  time.Duration
 	// Ticks, hidden: tests shorten them (the defaults are the measured ones).
 	tokensFast, tokensIdle, publishEvery, cleanupEvery time.Duration
@@ -48,11 +48,7 @@ func newServeCommand(stderr io.Writer) *cobra.Command {
 			"It starts only after bootstrap succeeded, and keeps nothing a restart loses.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var level slog.Level
-			if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
-				return fmt.Errorf("--log-level: %w", err)
-			}
-			log, err := agent.NewLogger(f.logFormat, stderr, level)
+			log, err := f.log.logger(stderr)
 			if err != nil {
 				return err
 			}
@@ -75,8 +71,7 @@ func newServeCommand(stderr io.Writer) *cobra.Command {
 	for _, h := range []string{"tokens-fast", "tokens-idle", "publish-every", "cleanup-every"} {
 		_ = fl.MarkHidden(h)
 	}
-	fl.StringVar(&f.logFormat, "log-format", agent.LogAuto, "auto, text, json or journal")
-	fl.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	f.log.register(fl)
 	return cmd
 }
 
