@@ -32,6 +32,9 @@ type ServiceOptions struct {
 	AgentArgs []string
 	// Sim configures the simulator; Dir, Listen and Endpoint are the bed's.
 	Sim onegatesim.Options
+	// NoServe masks onekube-serve.service on the masters, for tests that
+	// tamper with the join data it would otherwise publish again.
+	NoServe bool
 }
 
 // Service is flow's rendered service instantiated by the OneGate/OneFlow
@@ -168,7 +171,7 @@ func (s *Service) launch(info onegatesim.VMInfo) {
 		}
 		s.ensureDaemon(vm, info, "lb")
 		s.runAgent(vm, r, nil)
-		if r.Code == 0 && info.Role == "master" {
+		if r.Code == 0 && info.Role == "master" && !s.o.NoServe {
 			s.ensureDaemon(vm, info, "serve")
 		}
 	}()
@@ -246,7 +249,7 @@ func (s *Service) RunAgain(vmid int, extra ...string) (*AgentRun, error) {
 	}
 	s.ensureDaemon(vm, info, "lb")
 	s.runAgent(vm, r, extra)
-	if r.Code == 0 && info.Role == "master" {
+	if r.Code == 0 && info.Role == "master" && !s.o.NoServe {
 		s.ensureDaemon(vm, info, "serve")
 	}
 	return r, r.Err

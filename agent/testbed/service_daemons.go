@@ -25,7 +25,7 @@ func (s *Service) startUnits(vm *VM, info onegatesim.VMInfo) {
 		return
 	}
 	s.ensureDaemon(vm, info, "lb")
-	if info.Role != "master" {
+	if info.Role != "master" || s.o.NoServe {
 		return
 	}
 	for _, p := range []string{"/var/lib/onekube/bootstrap.done", "/etc/kubernetes/admin.conf"} {

@@ -32,7 +32,14 @@ var agentArgs = []string{"--poll-interval", "200ms", "--max-poll-interval", "2s"
 
 func startService(t *testing.T, b *testbed.Bed, workers int) *testbed.Service {
 	t.Helper()
-	s, err := b.StartService(testbed.ServiceOptions{Workers: workers, CNIManifest: flannelManifest, AgentArgs: agentArgs})
+	return startServiceWith(t, b, testbed.ServiceOptions{Workers: workers, CNIManifest: flannelManifest, AgentArgs: agentArgs})
+}
+
+// startServiceWith instantiates a service with o, its agent logs printed
+// if the test fails.
+func startServiceWith(t *testing.T, b *testbed.Bed, o testbed.ServiceOptions) *testbed.Service {
+	t.Helper()
+	s, err := b.StartService(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +226,9 @@ func TestAgentJoinRefused(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			b := newBed(t)
-			s := startService(t, b, 0)
+			// Without serve, which would publish the real token again
+			// over the tampered one as soon as the worker waits.
+			s := startServiceWith(t, b, testbed.ServiceOptions{CNIManifest: flannelManifest, AgentArgs: agentArgs, NoServe: true})
 			runs := waitAgents(t, s, 1)
 			if r := runs[0]; r.Code != 0 {
 				t.Fatalf("master: onekube-agent bootstrap exited %d:\n%s", r.Code, lastLines(r.Output(), 15))
