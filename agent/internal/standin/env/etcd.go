@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 )
@@ -30,9 +31,9 @@ func etcdClient() (*clientv3.Client, error) {
 	return clientv3.New(clientv3.Config{Endpoints: []string{url}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
 }
 
-// AddMember adds peerURL as a learner, refusing when a member already has
-// it. Without VarEtcd it does nothing.
-func AddMember(peerURL string) error {
+// withMembers calls fn with a client and the member list. Without
+// VarEtcd it does nothing.
+func withMembers(fn func(ctx context.Context, c *clientv3.Client, members []*etcdserverpb.Member) error) error {
 	c, err := etcdClient()
 	if err != nil || c == nil {
 		return err
@@ -44,39 +45,42 @@ func AddMember(peerURL string) error {
 	if err != nil {
 		return fmt.Errorf("listing etcd members: %w", err)
 	}
-	for _, m := range list.Members {
-		if len(m.PeerURLs) > 0 && m.PeerURLs[0] == peerURL {
-			return ErrMemberExists
+	return fn(ctx, c, list.Members)
+}
+
+func hasPeer(m *etcdserverpb.Member, peerURL string) bool {
+	return len(m.PeerURLs) > 0 && m.PeerURLs[0] == peerURL
+}
+
+// AddMember adds peerURL as a learner, refusing when a member already has
+// it. Without VarEtcd it does nothing.
+func AddMember(peerURL string) error {
+	return withMembers(func(ctx context.Context, c *clientv3.Client, members []*etcdserverpb.Member) error {
+		for _, m := range members {
+			if hasPeer(m, peerURL) {
+				return ErrMemberExists
+			}
 		}
-	}
-	if _, err := c.MemberAddAsLearner(ctx, []string{peerURL}); err != nil {
-		return fmt.Errorf("adding etcd member %s: %w", peerURL, err)
-	}
-	return nil
+		if _, err := c.MemberAddAsLearner(ctx, []string{peerURL}); err != nil {
+			return fmt.Errorf("adding etcd member %s: %w", peerURL, err)
+		}
+		return nil
+	})
 }
 
 // RemoveMember removes the member with peerURL, if any (kubeadm reset's
 // remove-etcd-member phase).
 func RemoveMember(peerURL string) error {
-	c, err := etcdClient()
-	if err != nil || c == nil {
-		return err
-	}
-	defer c.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	list, err := c.MemberList(ctx)
-	if err != nil {
-		return fmt.Errorf("listing etcd members: %w", err)
-	}
-	for _, m := range list.Members {
-		if len(m.PeerURLs) > 0 && m.PeerURLs[0] == peerURL {
-			if _, err := c.MemberRemove(ctx, m.ID); err != nil {
-				return fmt.Errorf("removing etcd member %s: %w", peerURL, err)
+	return withMembers(func(ctx context.Context, c *clientv3.Client, members []*etcdserverpb.Member) error {
+		for _, m := range members {
+			if hasPeer(m, peerURL) {
+				if _, err := c.MemberRemove(ctx, m.ID); err != nil {
+					return fmt.Errorf("removing etcd member %s: %w", peerURL, err)
+				}
 			}
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // EtcdURL is the client URL the stand-in writes into the etcd manifest:
