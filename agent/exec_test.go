@@ -63,7 +63,9 @@ func TestMasterCommandLines(t *testing.T) {
 	}
 	st, err := state.Store{Root: h.root}.Load()
 	if err != nil || !st.Token.IsZero() || st.Published[vmcontext.KeyPubToken] != vmcontext.Mask {
-		t.Errorf("state: token kept %v, published masked %q, %v", !st.Token.IsZero(), st.Published[vmcontext.KeyPubToken], err)
+		// On failure the stored value may be the token itself: say only
+		// whether it is masked.
+		t.Errorf("state: token kept %v, published value masked %v, %v", !st.Token.IsZero(), st.Published[vmcontext.KeyPubToken] == vmcontext.Mask, err)
 	}
 	if b, _ := h.root.ReadFile(state.StateFile); strings.Contains(string(b), tok) {
 		t.Error("state.json holds the token")

@@ -89,7 +89,9 @@ func TestLivingCluster(t *testing.T) {
 	}
 	joins := tokenIDs(t, standinLog(t, c), "join")
 	if len(joins) != 4 || slices.Contains(joins[2:], initTok[0]) {
-		t.Errorf("join token IDs %v (init's %v): the new workers must join with a fresh token", joins, initTok)
+		// Counts and positions only: a token ID is half a token.
+		t.Errorf("%d joins, init's token reused by a new worker %v: the new workers must join with a fresh token",
+			len(joins), len(joins) > 2 && slices.Contains(joins[2:], initTok[0]))
 	}
 	// Once they joined the token is erased from OneGate at once, and its
 	// Secret deleted after the retire grace (a worker that read it a
