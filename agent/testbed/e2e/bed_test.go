@@ -16,6 +16,16 @@ import (
 	"github.com/onekube/onekube/agent/testbed"
 )
 
+// bootVM boots a bare VM of the bed at ip.
+func bootVM(t *testing.T, b *testbed.Bed, name, ip string) *testbed.VM {
+	t.Helper()
+	vm, err := b.Boot(testbed.VMSpec{Name: name, IP: netip.MustParseAddr(ip)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return vm
+}
+
 // TestBedKubeadm proves the bed with kubeadm alone: the real kubeadm init
 // on one VM and join on two others (node names given in the configs, since
 // every VM has the image's hostname), then refusals from real discovery.
@@ -23,13 +33,7 @@ func TestBedKubeadm(t *testing.T) {
 	b := newBed(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	boot := func(name, ip string) *testbed.VM {
-		vm, err := b.Boot(testbed.VMSpec{Name: name, IP: netip.MustParseAddr(ip)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return vm
-	}
+	boot := func(name, ip string) *testbed.VM { return bootVM(t, b, name, ip) }
 	m := boot("cp", "192.0.2.10")
 	start := time.Now()
 	c, out, err := b.InitControlPlane(ctx, m, testbed.NodeOptions{NodeName: "cp-10"})

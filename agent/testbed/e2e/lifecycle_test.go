@@ -5,7 +5,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"net/netip"
 	"strconv"
 	"sync"
 	"testing"
@@ -33,8 +32,8 @@ import (
 // real TLS bootstrap and kube-controller-manager's bootstrapsigner:
 //   - the tokens loop mints a token for a waiting VM that the real
 //     `kubeadm join` accepts (its discovery needs the JWS signature the
-//     bootstrapsigner adds for tokens with the signing usage), and deletes
-//     it once that VM's Node exists;
+//     bootstrapsigner adds for tokens with the signing usage), retires it
+//     once that VM's Node exists and deletes it after the retire grace;
 //   - a worker leaves with its own kubelet credential: it cordons
 //     itself, evicts its pod under a PodDisruptionBudget and deletes its
 //     Node;
@@ -44,13 +43,7 @@ func TestBedLivingCluster(t *testing.T) {
 	b := newBed(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	boot := func(name, ip string) *testbed.VM {
-		vm, err := b.Boot(testbed.VMSpec{Name: name, IP: netip.MustParseAddr(ip)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return vm
-	}
+	boot := func(name, ip string) *testbed.VM { return bootVM(t, b, name, ip) }
 	cp := boot("cp", "192.0.2.10")
 	c, out, err := b.InitControlPlane(ctx, cp, testbed.NodeOptions{NodeName: "master-10"})
 	if err != nil {
