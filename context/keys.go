@@ -54,6 +54,17 @@ const (
 	// (OneKE's name): a VIP or load balancer the user runs in front of the
 	// masters. Empty: every node's local balancer (LocalBalancer).
 	KeyControlPlaneEP = "ONEAPP_K8S_CONTROL_PLANE_EP"
+	// KeyMasterVMID is the initializing master's VM ID, which OneFlow
+	// writes into a worker's CONTEXT at creation from "${master.vm.id}"
+	// (straight deployment only: the parent role must exist; see
+	// shared/reference/day2-opennebula.md §4). With it a worker polls that
+	// VM from its first request instead of reading the service document,
+	// whose size grows with the cluster. Empty: discover through the service.
+	KeyMasterVMID = "ONEKUBE_MASTER_VM_ID"
+	// KeyPubETA is a master's estimate, RFC 3339 UTC, of when it will
+	// publish its join data: workers poll rarely before it and closely
+	// around it (agent/pace.go). Erased once the data is published.
+	KeyPubETA = "ONEGATE_K8S_ETA"
 	// KeyPubKind is what a master did: "init" (ran kubeadm init) or
 	// "control-plane" (joined with kubeadm join --control-plane).
 	KeyPubKind = "ONEGATE_K8S_KIND"

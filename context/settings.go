@@ -35,6 +35,10 @@ type Settings struct {
 	// ControlPlaneEndpoint is ONEAPP_K8S_CONTROL_PLANE_EP as host:port, ""
 	// for the local balancer (LocalBalancer).
 	ControlPlaneEndpoint string
+	// MasterVMID is KeyMasterVMID, -1 when absent: a hint, checked against
+	// the service before it is trusted (the agent reads that VM through
+	// OneGate, which answers only for VMs of this VM's own service).
+	MasterVMID int
 }
 
 // legacyContract is what a template without KeyContract speaks: the legacy
@@ -136,6 +140,14 @@ func (v Vars) Settings() (Settings, error) {
 	}
 	if s.ControlPlaneEndpoint, err = ParseControlPlaneEndpoint(v.Get(KeyControlPlaneEP), s.Port); err != nil {
 		bad(KeyControlPlaneEP, "%v", err)
+	}
+	s.MasterVMID = -1
+	if raw := v.Get(KeyMasterVMID); raw != "" {
+		if n, err := strconv.Atoi(raw); err != nil || n < 0 {
+			bad(KeyMasterVMID, "%q is not a VM ID (the template should set it to \"${master.vm.id}\")", raw)
+		} else {
+			s.MasterVMID = n
+		}
 	}
 	if raw := v.Get(KeyIgnorePreflight); raw != "" {
 		if s.IgnorePreflight, err = parsePreflightList(raw); err != nil {

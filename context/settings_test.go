@@ -26,6 +26,7 @@ func TestSettingsDefaults(t *testing.T) {
 		CNI:             "flannel",
 		TaintedMaster:   true, // kubeadm's default: keep workloads off the control plane
 		TokenTTL:        time.Hour,
+		MasterVMID:      -1,
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Settings = %+v\nwant       %+v", got, want)
@@ -47,6 +48,7 @@ func TestSettingsValues(t *testing.T) {
 		"ONEAPP_K8S_TAINTED_MASTER":          "NO",
 		"ONEAPP_K8S_TOKEN_TTL":               "15m",
 		"ONEAPP_K8S_IGNORE_PREFLIGHT_ERRORS": " NumCPU, SystemVerification,NumCPU ",
+		"ONEKUBE_MASTER_VM_ID":               "0",
 	}.Settings()
 	if err != nil {
 		t.Fatal(err)
@@ -55,7 +57,7 @@ func TestSettingsValues(t *testing.T) {
 		Contract: 1, MasterRole: "control-plane", Address: vmcontext.AddressSelector{CIDR: netip.MustParsePrefix("10.0.0.0/24")}, Port: 8443,
 		PodsNetwork: netip.MustParsePrefix("192.168.0.0/16"), ServicesNetwork: netip.MustParsePrefix("172.16.0.0/20"),
 		NodePrefix: "node-1", Version: "v1.36.3", CNI: "calico", TaintedMaster: false, TokenTTL: 15 * time.Minute,
-		IgnorePreflight: []string{"NumCPU", "SystemVerification"},
+		IgnorePreflight: []string{"NumCPU", "SystemVerification"}, MasterVMID: 0,
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Settings = %+v\nwant       %+v", got, want)
@@ -69,6 +71,8 @@ func TestSettingsErrors(t *testing.T) {
 		msg        string
 	}{
 		{"ONEAPP_K8S_PORT", "0", "not a TCP port"},
+		{"ONEKUBE_MASTER_VM_ID", "${master.vm.id}", "not a VM ID"},
+		{"ONEKUBE_MASTER_VM_ID", "-3", "not a VM ID"},
 		{"ONEAPP_K8S_PORT", "65536", "not a TCP port"},
 		{"ONEAPP_K8S_PORT", "http", "not a TCP port"},
 		{"ONEAPP_K8S_PODS_NETWORK", "10.244.0.0", "not a CIDR"},
