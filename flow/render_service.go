@@ -83,6 +83,11 @@ func service7(s Spec) ServiceTemplate7 {
 			// (the marketplace appliance's) still has the list.
 			ctx[vmcontext.KeyKubeconfigUsers] = KubeconfigUsers
 		}
+		if masterRef(s, name) {
+			// CONTEXT keys merge over the VM template's, so this value
+			// wins over its "$ONEKUBE_MASTER_VM_ID" (vmtemplate.go).
+			ctx[vmcontext.KeyMasterVMID] = masterVMIDExpr
+		}
 		st.Roles = append(st.Roles, Role7{
 			Name:               name,
 			Type:               "vm",
@@ -120,7 +125,7 @@ func service6(s Spec) ServiceTemplate6 {
 			Cooldown:           r.Cooldown,
 			Parents:            parents(name),
 			ShutdownAction:     r.ShutdownAction,
-			VMTemplateContents: contents6(s, *r),
+			VMTemplateContents: contents6(s, name, *r),
 			ElasticityPolicies: elasticityJSON(r.ElasticityPolicies),
 			ScheduledPolicies:  scheduledJSON(r.ScheduledPolicies),
 		})
@@ -133,7 +138,7 @@ func service6(s Spec) ServiceTemplate6 {
 // top-level KEY = "$KEY" that the VM template's CONTEXT references. It must
 // not contain CONTEXT = [...]: the shallow merge would replace the VM
 // template's whole CONTEXT (token, network, SSH key).
-func contents6(s Spec, r Role) string {
+func contents6(s Spec, name string, r Role) string {
 	nic := roleNIC(s.Network)
 	t := oneTemplate{
 		vector("NIC", pair("NAME", nic.Name), pair("NETWORK_ID", nic.NetworkID)),
@@ -141,6 +146,11 @@ func contents6(s Spec, r Role) string {
 		pair("VCPU", strconv.Itoa(r.VCPU)),
 		pair("MEMORY", strconv.Itoa(r.MemoryMB)),
 		pair(vmcontext.KeyMasterRole, RoleMaster),
+	}
+	if masterRef(s, name) {
+		// Top level, as the inputs are: the worker VM template's CONTEXT
+		// references "$ONEKUBE_MASTER_VM_ID" (contextAttr).
+		t = append(t, pair(vmcontext.KeyMasterVMID, masterVMIDExpr))
 	}
 	for _, u := range UserInputs(s) {
 		t = append(t, pair(u.Name, "$"+u.Name))
@@ -176,6 +186,28 @@ func templateID(r Role) int {
 		return UnsetTemplateID
 	}
 	return *r.TemplateID
+}
+
+// masterVMIDExpr is OneFlow's parent-role expression for the master's VM
+// ID. OneFlow evaluates ${role.path} when it creates a child role's VMs
+// (Role#evaluate, src/flow/lib/models/role.rb, release-6.10.5 and
+// release-7.4.0): the text before the first "." must name one of the
+// role's parents (else the expression becomes ""), the rest is joined with
+// "/", upcased and prefixed "//", and the first parent VM whose XML has it
+// gives the value. "${master.vm.id}" is //VM/ID, the oldest master's ID;
+// "${master.id}" would be //ID, every <ID> element of the VM (SCHED_ACTION
+// IDs included). The scope is 7.x's VM template deep-merged with
+// template_contents (VMRole#init_template_attributes) and 6.x's
+// vm_template_contents (Role#deploy).
+const masterVMIDExpr = "${" + RoleMaster + ".vm.id}"
+
+// masterRef says whether role's VMs get KeyMasterVMID: only workers, and
+// only with "straight" deployment, under which OneFlow creates them once
+// the master role is RUNNING. With "none" every role deploys at once
+// (Strategy#roles_deploy ignores parents), so the master may have no VM
+// yet and the value would be empty or depend on role order.
+func masterRef(s Spec, role string) bool {
+	return role == RoleWorker && s.Service.Deployment == "straight"
 }
 
 // parents makes workers wait for the master role: with "straight" and the

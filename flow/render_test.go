@@ -214,3 +214,46 @@ func TestRenderRefusesBadSpec(t *testing.T) {
 		t.Error("role etcd accepted")
 	}
 }
+
+// TestMasterVMIDOnlyStraightWorkers: ${master.vm.id} reaches the worker
+// role alone, and only with straight deployment; with "none" the master may
+// not exist when a worker is made, so nothing is rendered.
+func TestMasterVMIDOnlyStraightWorkers(t *testing.T) {
+	for _, deployment := range []string{"straight", "none"} {
+		spec := DefaultSpec()
+		spec.Service.Deployment = deployment
+		want := deployment == "straight"
+		for _, v := range []OneFlowVersion{Version6, Version7} {
+			b, err := RenderService(spec, v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var doc struct {
+				Roles []map[string]any `json:"roles"`
+			}
+			if err := json.Unmarshal(b, &doc); err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range doc.Roles {
+				role, _ := json.Marshal(r)
+				got := strings.Contains(string(role), vmcontext.KeyMasterVMID)
+				if got != (want && r["name"] == RoleWorker) {
+					t.Errorf("%s, OneFlow %d, role %v: has %s = %v", deployment, v, r["name"], vmcontext.KeyMasterVMID, got)
+				}
+				if got && !strings.Contains(string(role), masterVMIDExpr) {
+					t.Errorf("%s, OneFlow %d: %s without %s: %s", deployment, v, vmcontext.KeyMasterVMID, masterVMIDExpr, role)
+				}
+			}
+		}
+		for _, role := range []string{RoleMaster, RoleWorker} {
+			text, err := RenderVMTemplate(spec, role)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ref := vmcontext.KeyMasterVMID + ` = "$` + vmcontext.KeyMasterVMID + `"`
+			if got := strings.Contains(text, vmcontext.KeyMasterVMID); got != (want && role == RoleWorker) || got && !strings.Contains(text, ref) {
+				t.Errorf("%s, %s VM template: has %s = %v:\n%s", deployment, role, vmcontext.KeyMasterVMID, got, text)
+			}
+		}
+	}
+}

@@ -34,7 +34,7 @@ func RenderVMTemplate(spec Spec, role string) (string, error) {
 		diskAttr(r.Disk),
 		nicAttr(spec.Network),
 		vector("GRAPHICS", pair("LISTEN", "0.0.0.0"), pair("TYPE", "VNC")),
-		contextAttr(inputs, role),
+		contextAttr(spec, inputs, role),
 		userInputsAttr(inputs),
 		pair("INPUTS_ORDER", inputsOrder(inputs)),
 	}
@@ -67,7 +67,14 @@ func nicAttr(n Network) oneAttr {
 	return vector("NIC", pair("NAME", "NIC0"), pair("NETWORK_MODE", "auto"))
 }
 
-func contextAttr(inputs []UserInput, role string) oneAttr {
+// contextAttr is the VM template's CONTEXT. A straight-deployment worker's
+// also references $ONEKUBE_MASTER_VM_ID: oned resolves it from the VM's own
+// attributes, where 6.x's vm_template_contents puts "${master.vm.id}" as
+// evaluated by OneFlow (contents6). In 7.x the role's template_contents
+// CONTEXT sets the key itself and wins the deep merge, so the reference is
+// never seen; a VM made from this template without OneFlow gets "", which
+// the agent reads as absent.
+func contextAttr(spec Spec, inputs []UserInput, role string) oneAttr {
 	as := []oneAttr{
 		pair("NETWORK", "YES"),
 		pair("TOKEN", "YES"),
@@ -76,6 +83,9 @@ func contextAttr(inputs []UserInput, role string) oneAttr {
 		pair(vmcontext.KeyServiceID, "$"+vmcontext.KeyServiceID),
 		pair(vmcontext.KeyRoleName, "$"+vmcontext.KeyRoleName),
 		pair(vmcontext.KeyMasterRole, "$"+vmcontext.KeyMasterRole),
+	}
+	if masterRef(spec, role) {
+		as = append(as, pair(vmcontext.KeyMasterVMID, "$"+vmcontext.KeyMasterVMID))
 	}
 	for _, u := range inputs {
 		as = append(as, pair(u.Name, "$"+u.Name))
