@@ -33,6 +33,14 @@ type Options struct {
 	// template_id names), before OneFlow merges into it. Nil: NETWORK=YES,
 	// TOKEN=YES, as the onekube VM templates carry.
 	BaseContext map[string]string
+	// TemplateContexts is the CONTEXT of a VM template by ID, for the roles
+	// whose template_id (6.x vm_template) names it, in place of BaseContext.
+	// For those roles the sim is as strict as oned with 6.x: an attribute
+	// of vm_template_contents reaches CONTEXT only through a "$NAME" there.
+	// For other roles 6.x copies every such attribute into CONTEXT, as if
+	// the template referenced them all (onekube's templates reference every
+	// input).
+	TemplateContexts map[int]map[string]string
 	// Cooldown replaces OneFlow's :default_cooldown:, the cooldown after a
 	// scale of a role that sets none: 0 keeps the real 300 s, a negative
 	// value means none.

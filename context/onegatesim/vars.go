@@ -1,35 +1,44 @@
 package onegatesim
 
 import (
+	"encoding/xml"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
 
-// parentRef is OneFlow's ${role.XPATH} (6.6+), evaluated when a child VM is
-// created against the first VM of that parent role that has the value.
-var parentRef = regexp.MustCompile(`\$\{([^.}]+)\.([^}]*)\}`)
+// parentRef is OneFlow's ${role.xpath} (6.6+), matched as Role#evaluate
+// scans it: /\$\{(.*?)\}/ (src/flow/lib/models/role.rb, release-6.10.5 and
+// release-7.4.0).
+var parentRef = regexp.MustCompile(`\$\{(.*?)\}`)
 
-// resolveParentRefs replaces ${role.xpath}; a role that is not a parent, or
-// a path no parent VM has, gives the empty string, as in OneFlow.
-// Callers hold s.mu.
+// resolveParentRefs is Role#evaluate: the text before the first "." names
+// a parent role (any other role, or none, gives ""), the rest is joined
+// with "/", upcased and prefixed "//", and the first of that role's VMs
+// whose XML has a node there gives the text of the node set, even an empty
+// one; no such VM gives "". ${master.vm.id} is //VM/ID; ${master.id} is
+// //ID, every <ID> of the VM. OneFlow evaluates the whole extra template:
+// 6.x's vm_template_contents, 7.x's template_contents merged over the VM
+// template. Callers hold s.mu.
 func (s *Sim) resolveParentRefs(v *vm, text string) string {
 	if !strings.Contains(text, "${") {
 		return text
 	}
 	return parentRef.ReplaceAllStringFunc(text, func(m string) string {
-		sub := parentRef.FindStringSubmatch(m)
-		roleName, path := sub[1], strings.ToUpper(strings.ReplaceAll(sub[2], ".", "/"))
-		isParent := false
-		for _, p := range v.role.spec.parents {
-			isParent = isParent || p == roleName
-		}
-		pr := v.svc.role(roleName)
-		if !isParent || pr == nil {
+		segs := strings.Split(parentRef.FindStringSubmatch(m)[1], ".")
+		roleName := segs[0]
+		if !slices.Contains(v.role.spec.parents, roleName) {
 			return ""
 		}
+		pr := v.svc.role(roleName)
+		if pr == nil || len(segs) < 2 {
+			// No path: "//", which Nokogiri refuses (not simulated).
+			return ""
+		}
+		path := strings.Split(strings.ToUpper(strings.Join(segs[1:], "/")), "/")
 		for _, pv := range pr.nodes {
-			if val := xpathValue(pv, path); val != "" {
+			if val, ok := xpathValue(s.vmXML(pv), path); ok {
 				return val
 			}
 		}
@@ -37,25 +46,55 @@ func (s *Sim) resolveParentRefs(v *vm, text string) string {
 	})
 }
 
-// xpathValue reads the few paths a template can sensibly ask of a VM.
-func xpathValue(v *vm, path string) string {
-	switch {
-	case strings.HasPrefix(path, "TEMPLATE/CONTEXT/"):
-		return v.context[strings.TrimPrefix(path, "TEMPLATE/CONTEXT/")]
-	case strings.HasPrefix(path, "USER_TEMPLATE/"):
-		if a, ok := lookup(v.user, strings.TrimPrefix(path, "USER_TEMPLATE/")); ok && !a.isVector() {
-			return a.value
-		}
-	case path == "TEMPLATE/NIC/IP":
-		return v.nic.ip.String()
-	case path == "TEMPLATE/NIC/MAC":
-		return v.nic.mac
-	case path == "ID":
-		return strconv.Itoa(v.id)
-	case path == "NAME":
-		return v.name
+// xpathValue is XMLElement#[] with Nokogiri on "//" + path: the text of
+// every element at the end of that chain of names, anywhere in the
+// document, concatenated in document order; false when there is none.
+func xpathValue(doc string, path []string) (string, bool) {
+	type frame struct {
+		name  string
+		match bool // this element ends the path
 	}
-	return ""
+	var (
+		stack []frame
+		out   strings.Builder
+		open  int // matched elements open around the current token
+		found bool
+	)
+	dec := xml.NewDecoder(strings.NewReader(doc))
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			// io.EOF, or a document vmXML does not make.
+			return out.String(), found
+		}
+		switch t := tok.(type) {
+		case xml.StartElement:
+			f := frame{name: t.Name.Local}
+			if n := len(path); f.name == path[n-1] && len(stack) >= n-1 {
+				f.match = true
+				for i := 0; i < n-1; i++ {
+					if stack[len(stack)-n+1+i].name != path[i] {
+						f.match = false
+						break
+					}
+				}
+			}
+			if f.match {
+				found = true
+				open++
+			}
+			stack = append(stack, f)
+		case xml.EndElement:
+			if stack[len(stack)-1].match {
+				open--
+			}
+			stack = stack[:len(stack)-1]
+		case xml.CharData:
+			if open > 0 {
+				out.Write(t)
+			}
+		}
+	}
 }
 
 // onedVar is oned's $NAME or $NAME[SUB] in a CONTEXT value.

@@ -126,8 +126,12 @@ func (s *Sim) buildTemplate(v *vm) error {
 	if err != nil {
 		return fmt.Errorf("[one.template.instantiate] %w", err)
 	}
+	base, strict := s.o.TemplateContexts[rs.templateID]
+	if !strict {
+		base = s.o.BaseContext
+	}
 	ctx := map[string]string{}
-	for k, val := range s.o.BaseContext {
+	for k, val := range base {
 		ctx[strings.ToUpper(k)] = val
 	}
 	replaceContext := rs.replaceContext || (rs.legacy && !appendsContext(attrs))
@@ -156,8 +160,10 @@ func (s *Sim) buildTemplate(v *vm) error {
 			}
 		default:
 			v.user = append(v.user, a)
-			if rs.legacy && !a.isVector() {
-				ctx[a.name] = a.value // 6.x templates reference these from CONTEXT
+			if rs.legacy && !strict && !a.isVector() {
+				// The references a 6.x VM template's CONTEXT would carry
+				// (TemplateContexts makes them explicit).
+				ctx[a.name] = a.value
 			}
 		}
 	}
