@@ -134,6 +134,14 @@ func (c *VClock) advanceLocked() {
 	c.gen++
 }
 
+// Fail stops the clock from outside (a real-time bound passed): every
+// sleeper returns ErrDeadlock, with why and a dump.
+func (c *VClock) Fail(why string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.failLocked(why)
+}
+
 // failLocked stops the clock for good: every sleeper returns the error.
 // Callers hold c.mu.
 func (c *VClock) failLocked(why string) {

@@ -1,0 +1,65 @@
+package fleet
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// TestBenchReportShort is `make bench-report -short`, as CI runs it (also
+// under -short): N = 10 and 50 in both modes, production tunables. It
+// checks what holds whatever the agent's polling does (every worker
+// joined, nothing beats the physical floor, the cost per worker does not
+// grow with N) and the goals of issue 14 the short sizes can show.
+func TestBenchReportShort(t *testing.T) {
+	byRun := map[string]*Result{}
+	for _, cfg := range Matrix(true) {
+		cfg.Timeout = time.Minute
+		res, err := Run(context.Background(), cfg)
+		if err != nil {
+			t.Fatalf("%s: %v", cfg, err)
+		}
+		byRun[cfg.String()] = res
+		t.Logf("%s: ready %.1fs (%.3f× limit), publish→last join %.1fs, %.1f req and %.0f B per worker, peak %d req/s, mean %.1f, real %s",
+			cfg, res.TimeToReady.Seconds(), res.Ratio(), res.PublishToLastJoin.Seconds(), res.ReqPerWorker, res.BytesPerWorker,
+			res.PeakRPS, res.MeanRPS, res.Real.Round(time.Millisecond))
+		m := res.Model
+		if res.Joined != cfg.Workers {
+			t.Errorf("%s: %d of %d workers joined", cfg, res.Joined, cfg.Workers)
+		}
+		// The model's floors: the virtual clock lets no wait be skipped.
+		floor := m.Limit()
+		if cfg.Deployment == Straight {
+			floor += res.G + m.Boot // workers exist only after READY
+		}
+		if res.TimeToReady < floor {
+			t.Errorf("%s: ready in %s, under the model's floor %s", cfg, res.TimeToReady, floor)
+		}
+		if res.PublishToLastJoin < 0 {
+			t.Errorf("%s: a worker joined %s before the master published", cfg, -res.PublishToLastJoin)
+		}
+		// No worse than the legacy flow at its worst G (30 s): start-up
+		// must never cost more than OneFlow's own gating.
+		if worst := m.Legacy() + m.GMax/2; res.TimeToReady > worst {
+			t.Errorf("%s: ready in %s, worse than the legacy flow's worst case %s", cfg, res.TimeToReady, worst)
+		}
+	}
+	// Issue 14: deployment none within 10 % of the limit.
+	for _, n := range []string{"N=10 none", "N=50 none"} {
+		if r := byRun[n]; r.Ratio() > 1.10 {
+			t.Errorf("%s: %.3f× the limit, goal ≤ 1.10", n, r.Ratio())
+		}
+	}
+	// Flat in N: requests per worker, and bytes besides discovery (the
+	// service document lists every VM by design).
+	for _, mode := range []string{None, Straight} {
+		small, large := byRun["N=10 "+mode], byRun["N=50 "+mode]
+		if large.ReqPerWorker > small.ReqPerWorker*1.5+4 {
+			t.Errorf("%s: requests per worker grew with N: %.1f at 10, %.1f at 50", mode, small.ReqPerWorker, large.ReqPerWorker)
+		}
+		a, b := small.BytesPerWorker-small.DiscoveryPerWorker, large.BytesPerWorker-large.DiscoveryPerWorker
+		if b > a*1.5+2000 {
+			t.Errorf("%s: bytes per worker besides discovery grew with N: %.0f at 10, %.0f at 50", mode, a, b)
+		}
+	}
+}
