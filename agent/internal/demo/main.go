@@ -1,79 +1,36 @@
 // Command demo runs a simulated onekube service end to end on one machine
-// (`make demo`): the OneGate/OneFlow simulator, flow's service template, one
-// real onekube-agent process per VM with the kubeadm and kubectl stand-ins,
-// then prints a timeline of which VM did what, when. It is not shipped.
+// (`make demo`) and prints a timeline of which VM did what, when. By
+// default every agent runs in-process on a virtual clock with realistic
+// durations (VM boot, kubeadm init and join: docs/bench.md), so the
+// minutes of a real start-up print in a second; -live runs one real
+// onekube-agent process per VM with the kubeadm and kubectl stand-ins
+// instead, with waits scaled down. It is not shipped.
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"time"
 
-	"github.com/onekube/onekube/agent/internal/simcluster"
+	"github.com/onekube/onekube/agent/internal/fleet"
 )
 
 func main() {
 	workers := flag.Int("workers", 3, "worker VMs")
-	deployment := flag.String("deployment", "straight", `OneFlow deployment: "straight" (workers after the master is READY) or "none" (all at once)`)
-	timeout := flag.Duration("timeout", 2*time.Minute, "give up after this long")
+	deployment := flag.String("deployment", fleet.Straight, `OneFlow deployment: "straight" (workers after the master is READY, flow's default) or "none" (all at once)`)
+	seed := flag.Uint64("seed", fleet.DefaultSeed, "seed of G, OneFlow's delay in noticing READY (straight)")
+	live := flag.Bool("live", false, "real onekube-agent processes and stand-ins, waits scaled down, wall-clock timeline")
+	timeout := flag.Duration("timeout", 2*time.Minute, "give up after this long (real time)")
 	flag.Parse()
-	if err := run(os.Stdout, *workers, *deployment, *timeout); err != nil {
+	var err error
+	if *live {
+		err = runLive(os.Stdout, *workers, *deployment, *timeout)
+	} else {
+		err = runVirtual(os.Stdout, *workers, *deployment, *seed, *timeout)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "demo:", err)
 		os.Exit(1)
 	}
-}
-
-func run(out io.Writer, workers int, deployment string, timeout time.Duration) error {
-	dir, err := os.MkdirTemp("", "onekube-demo")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
-
-	fmt.Fprintln(out, "building onekube-agent and the kubeadm/kubectl stand-ins...")
-	bins, err := simcluster.Build(dir)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "instantiating 1 master + %d workers (deployment %s) in the OneGate/OneFlow simulator...\n\n", workers, deployment)
-	c, err := simcluster.Start(simcluster.Options{
-		Dir:         dir,
-		Bins:        bins,
-		Workers:     workers,
-		Deployment:  deployment,
-		CNIManifest: simcluster.FlannelManifest,
-		// The production backoff (2s, x1.5, capped at 30s) scaled down so
-		// the demo takes seconds.
-		Args: []string{"--poll-interval", "100ms", "--max-poll-interval", "1s"},
-	})
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	runs, err := c.Wait(ctx, 1+workers)
-	if err != nil {
-		return err
-	}
-	_ = c.Sim.WaitServiceRunning(ctx)
-
-	lines := timeline(c, runs)
-	printTimeline(out, lines)
-	failed := 0
-	for _, r := range runs {
-		if r.Code != 0 {
-			failed++
-			fmt.Fprintf(out, "\nVM %d (%s) failed, exit %d:\n%s", r.VM.ID, r.VM.Role, r.Code, r.Output())
-		}
-	}
-	fmt.Fprintf(out, "\nservice %d: %s; %d agents, %d failed; OneGate requests: %d\n",
-		c.ServiceID, c.Sim.ServiceState(c.ServiceID), len(runs), failed, c.Sim.TotalStats().Total)
-	if failed > 0 {
-		return fmt.Errorf("%d agents failed", failed)
-	}
-	return nil
 }

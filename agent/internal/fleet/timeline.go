@@ -69,7 +69,7 @@ func (f *fleet) sortedTimeline() []Entry {
 		default:
 			continue
 		}
-		what := fmt.Sprintf("OneFlow: %s %s", e.Kind, e.Detail)
+		what := "OneFlow: service " + e.Detail
 		if e.Role != "" {
 			what = fmt.Sprintf("OneFlow: role %s %s", e.Role, e.Detail)
 		}
