@@ -15,7 +15,7 @@ ONEKUBE_CACHE ?= $(HOME)/.cache/onekube
 TESTBED_BIN   ?= $(ONEKUBE_CACHE)/testbed-$(KUBEADM_TAG)
 KUBEADM       ?= $(TESTBED_BIN)/kubeadm
 
-.PHONY: help build test golden-update bench demo fuzz testbed kubeadm-oracle e2e-real package clean
+.PHONY: help build test golden-update bench bench-report bench-readme demo fuzz testbed kubeadm-oracle e2e-real package clean
 
 help:
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -34,8 +34,18 @@ GOLDEN_PKGS := ./flow ./flow/register ./flow/status ./agent/kubeadm ./context/on
 golden-update: ## rewrite golden files from the current renderers
 	$(GO) test $(GOLDEN_PKGS) -count=1 -update
 
-bench: ## the benchmarks quoted in the README
+bench: ## the micro-benchmarks quoted in the README
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# 1 master + N workers (10, 100, 500; both deployments) in-process on a
+# virtual clock with production settings (docs/bench.md); about a minute on
+# 2 cores. BENCH_FLAGS=-short runs N = 10 and 50, as CI does through
+# TestBenchReportShort.
+bench-report: ## time to ready and OneGate cost at N = 10/100/500 (virtual clock), one table
+	$(GO) run ./agent/internal/benchreport $(BENCH_FLAGS)
+
+bench-readme: ## bench-report, written into README.md's Measured section
+	$(GO) run ./agent/internal/benchreport -readme README.md $(BENCH_FLAGS)
 
 # agent/testbed/build.sh: a scratch module requiring k8s.io/kubernetes at the
 # tag with upstream's staging replaces pinned to the matching v0.x tags, one
@@ -79,7 +89,7 @@ marketplace: ## regenerate appliance/marketplace/*.yaml from flow/ (the drift te
 appliance-image: package ## build the appliance qcow2 for real with Packer (needs KVM and the internet)
 	appliance/build.sh
 
-demo: ## run a simulated service (1 master + 3 workers) on this machine and print a timeline
+demo: ## a simulated service (1 master + 3 workers) on a virtual clock: timeline, time to ready vs the limit (DEMO_FLAGS=-live: real processes)
 	$(GO) run ./agent/internal/demo $(DEMO_FLAGS)
 
 # Fuzzes every Fuzz* target for FUZZTIME each (go test runs only one target
