@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sync"
 	"time"
 
@@ -45,7 +46,7 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Model == (Model{}) {
 		c.Model = DefaultModel()
 	}
-	if c.Tunables == (agent.Tunables{}) {
+	if reflect.ValueOf(c.Tunables).IsZero() { // not ==, which a new slice field would break
 		c.Tunables = agent.DefaultTunables()
 	}
 	if c.Timeout == 0 {
