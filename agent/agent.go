@@ -28,6 +28,9 @@ type Source struct {
 	// VM as OneGate describes it. It runs inside the discover phase, so a
 	// bad template is reported through OneGate.
 	Resolve func(self *onegate.VM) (Config, error)
+	// Worker is set when the context names a role (ROLE_NAME) other than
+	// the master role: such a VM spreads its first request (startspread.go).
+	Worker bool
 }
 
 // OneGateConfig is what connecting to OneGate takes.
@@ -138,6 +141,11 @@ func Bootstrap(ctx context.Context, opts Options, deps Deps) error {
 		Redact: redact,
 	}
 
+	if src.Worker && !st.Done(PhaseKubeadmJoin) {
+		if err := spreadStart(ctx, d, tun.StartSpread); err != nil {
+			return err
+		}
+	}
 	err = r.Run(ctx, discoverPhases(src.Resolve), d)
 	if err == nil && !d.node.Adopted {
 		log.Info("node discovered", "vmid", d.node.VMID, "role", d.node.RoleName, "kind", string(d.node.Kind),
@@ -152,7 +160,7 @@ func Bootstrap(ctx context.Context, opts Options, deps Deps) error {
 		// only need putting back, and the error of a run that refused
 		// this disk before its published data vouched for it again.
 		clearStaleError(ctx, d)
-		r.Report.Phase(ctx, PhaseDone)
+		r.Report.Phase(ctx, PhaseDone, time.Time{})
 	}
 	st.Phase = PhaseDone
 	if err := d.save(); err != nil {

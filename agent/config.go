@@ -40,6 +40,9 @@ type Config struct {
 	// Selector is ONEAPP_K8S_ADDRESS, to find other masters' addresses on
 	// their NICs as this VM's was found on its own.
 	Selector vmcontext.AddressSelector
+	// MasterVMID is the initializing master's VM ID as OneFlow wrote it
+	// into a straight-deployment worker's context; nil when absent.
+	MasterVMID *int
 }
 
 // LocalBalancer reports whether the endpoint is every node's own balancer.
@@ -67,6 +70,9 @@ type Node struct {
 	Kind      Kind
 	// MasterIDs are the master role's VM IDs, lowest first.
 	MasterIDs []int
+	// MasterHint is set when MasterIDs is the context's MasterVMID alone,
+	// not yet checked against the service.
+	MasterHint bool
 	// Masters are the other master VMs as discovery read them (masters
 	// only): who published a cluster decides who initialises.
 	Masters map[int]*onegate.VM

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"log/slog"
 
 	"github.com/onekube/onekube/agent/state"
@@ -34,6 +35,9 @@ type Data interface {
 	SelfID() int
 	// NewCluster is Options.NewCluster.
 	NewCluster() bool
+	// ReportWaiting announces the running phase, if it is Lazy, the first
+	// time it is called in that phase.
+	ReportWaiting(ctx context.Context)
 }
 
 // bootData is the one implementation of Data.
@@ -55,6 +59,8 @@ type bootData struct {
 
 	self       int
 	newCluster bool
+	// waiting announces the running Lazy phase; nil once done (Runner).
+	waiting func(context.Context)
 }
 
 var _ Data = (*bootData)(nil)
@@ -75,3 +81,12 @@ func (d *bootData) SelfID() int         { return d.self }
 func (d *bootData) NewCluster() bool    { return d.newCluster }
 
 func (d *bootData) Hostname() system.Hostname { return d.host }
+
+func (d *bootData) armWaiting(announce func(context.Context)) { d.waiting = announce }
+
+func (d *bootData) ReportWaiting(ctx context.Context) {
+	if f := d.waiting; f != nil {
+		d.waiting = nil
+		f(ctx)
+	}
+}

@@ -22,9 +22,6 @@ var (
 	// ErrMasterFailed means the initializing master published
 	// ONEGATE_K8S_PHASE=failed: waiting longer cannot help.
 	ErrMasterFailed = errors.New("the master failed")
-	// ErrNameTaken means another VM of the service already published this
-	// VM's node name.
-	ErrNameTaken = errors.New("node name already taken")
 	// ErrVersion means ONEAPP_K8S_VERSION asks for a release the image's
 	// kubeadm is not.
 	ErrVersion = errors.New("Kubernetes version not in this image")

@@ -39,6 +39,14 @@ type Tunables struct {
 	CommandTimeout time.Duration
 	// CNIDir holds <name>.yaml manifests the image carries.
 	CNIDir string
+	// InitEstimate is how long a first master expects kubeadm init to
+	// take; it publishes the resulting ETA for waiting workers (pace.go).
+	InitEstimate time.Duration
+	// ClosePoll is a waiting worker's poll period around that ETA.
+	ClosePoll time.Duration
+	// StartSpread is the window over which workers spread their first
+	// OneGate request (startspread.go).
+	StartSpread time.Duration
 }
 
 // Defaults for Tunables.
@@ -49,6 +57,16 @@ const (
 	DefaultMaxPollInterval = 30 * time.Second
 	DefaultCommandTimeout  = 20 * time.Minute
 	DefaultCNIDir          = "/usr/share/onekube/cni"
+	// A master of the appliance image (images preloaded, kubelet
+	// installed) finishes kubeadm init in about a minute; an estimate on
+	// the short side costs close polls, one on the long side costs at
+	// most half the time it overestimated (pace.go).
+	DefaultInitEstimate = 60 * time.Second
+	// ClosePoll for N waiting workers is N/2 OneGate requests a second.
+	DefaultClosePoll = 2 * time.Second
+	// About four requests each at start-up (GET /vm, GET /service, a poll,
+	// a phase update) over 8 s keep that start under N/2 a second too.
+	DefaultStartSpread = 8 * time.Second
 )
 
 // DefaultTunables returns the production settings.
@@ -60,6 +78,9 @@ func DefaultTunables() Tunables {
 		MaxPollInterval: DefaultMaxPollInterval,
 		CommandTimeout:  DefaultCommandTimeout,
 		CNIDir:          DefaultCNIDir,
+		InitEstimate:    DefaultInitEstimate,
+		ClosePoll:       DefaultClosePoll,
+		StartSpread:     DefaultStartSpread,
 	}
 }
 
@@ -84,6 +105,15 @@ func (t Tunables) withDefaults() Tunables {
 	if t.CNIDir == "" {
 		t.CNIDir = d.CNIDir
 	}
+	if t.InitEstimate == 0 {
+		t.InitEstimate = d.InitEstimate
+	}
+	if t.ClosePoll == 0 {
+		t.ClosePoll = d.ClosePoll
+	}
+	if t.StartSpread == 0 {
+		t.StartSpread = d.StartSpread
+	}
 	return t
 }
 
@@ -98,6 +128,9 @@ func (t Tunables) Validate() error {
 		{"poll interval", t.PollInterval},
 		{"max poll interval", t.MaxPollInterval},
 		{"command timeout", t.CommandTimeout},
+		{"init estimate", t.InitEstimate},
+		{"close poll", t.ClosePoll},
+		{"start spread", t.StartSpread},
 	} {
 		if c.d < 0 {
 			return fmt.Errorf("%s must not be negative, got %s", c.name, c.d)

@@ -48,7 +48,12 @@ func discoverPhase(resolve func(*onegate.VM) (Config, error)) func(context.Conte
 			return err
 		}
 
-		if n.MasterIDs, err = masterIDs(ctx, d, cfg.MasterRole); err != nil {
+		if n.RoleName != cfg.MasterRole && cfg.MasterVMID != nil {
+			// A straight deployment's worker: OneFlow named the master
+			// at creation, and the service document (about 150 bytes a
+			// VM) need not be read. waitMaster checks the hint.
+			n.MasterIDs, n.MasterHint = []int{*cfg.MasterVMID}, true
+		} else if n.MasterIDs, err = masterIDs(ctx, d, cfg.MasterRole); err != nil {
 			return err
 		}
 		if n.RoleName == cfg.MasterRole {

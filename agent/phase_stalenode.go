@@ -23,9 +23,11 @@ const (
 // refused attempt with kubeadm reset -f and joins again, for up to
 // staleNodeWait.
 //
-// The name is this VM's own by construction (<prefix>-<VMID>, and
-// checkNodeName refused any name another VM published), so that Node is
-// this VM's earlier registration: a kubelet stopped by `kubeadm reset`
+// The name is this VM's own by construction: <prefix>-<VMID>, and oned
+// never gives a VM ID out twice, so only a VM that chose this name by hand
+// could hold it. (Checking every VM's published name before joining cost
+// a read of the extended service document, O(N) per worker: issue 14.)
+// So that Node is this VM's earlier registration: a kubelet stopped by `kubeadm reset`
 // (the documented re-bootstrap) or lost with the old disk (`onevm recover
 // --recreate`). kubeadm's kubelet-start refuses the join while that Node
 // is still Ready (cmd/kubeadm/app/cmd/phases/join/kubelet.go), which it is

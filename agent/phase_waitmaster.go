@@ -20,13 +20,19 @@ import (
 const serviceRefresh = 5 * time.Minute
 
 // waitMaster polls the master role's VMs (GET /vms/:id, lowest ID first)
-// until one is READY with valid join data, backing off with jitter, for at
-// most the master timeout. It stops at once when the initializing master
-// published PHASE=failed, and re-reads the service every serviceRefresh. It
-// never reads the extended service document, whose size grows with the
-// cluster, and never falls back to creating a cluster of its own.
+// until one is READY with valid join data, for at most the master timeout,
+// paced by the initializing master's published estimate (pace.go). It
+// stops at once when the initializing master published PHASE=failed, and
+// re-reads the service every serviceRefresh, or at once when the master
+// the context named is not one OneGate shows this VM. It never reads the
+// extended service document, whose size grows with the cluster, and never
+// falls back to creating a cluster of its own. The phase is announced only
+// when the first look finds no join data: a worker of a straight
+// deployment, created after the master's READY, just joins.
 func waitMaster(ctx context.Context, d Data) error {
 	n, t := d.Node(), d.Settings()
+	var eta time.Time
+	pace := newPacer(d.SelfID(), t, d.Clock())
 	w := &waiter{
 		what:    "waiting for the master",
 		timeout: t.MasterTimeout,
@@ -35,6 +41,7 @@ func waitMaster(ctx context.Context, d Data) error {
 		max:     t.MaxPollInterval,
 		clock:   d.Clock(),
 		log:     d.Log(),
+		next:    func(now time.Time) time.Duration { return pace.next(now, eta) },
 	}
 	lastRead := d.Clock().Now()
 	toldStale := false
@@ -45,14 +52,28 @@ func waitMaster(ctx context.Context, d Data) error {
 			w.expired = fmt.Errorf("%w (master VMs %s)", ErrMasterTimeout, idList(n.MasterIDs))
 		}
 		var why []string
+		eta = time.Time{}
 		for i, id := range n.MasterIDs {
 			vm, err := d.OneGate().GetVMByID(ctx, id)
 			if errors.Is(err, ErrUnauthorized) {
 				return err
 			}
+			if err != nil && n.MasterHint && (onegate.IsNotFound(err) || onegate.IsBadRequest(err)) {
+				// 404: gone (recreated, scaled down); 400: not of this
+				// service. The service says who the masters are now.
+				d.Log().Info("the master VM the context names is not in this service; reading the service", "master_vm", id, "error", err)
+				refreshMasters(ctx, d)
+				lastRead = d.Clock().Now()
+				w.expired = fmt.Errorf("%w (master VMs %s)", ErrMasterTimeout, idList(n.MasterIDs))
+				d.ReportWaiting(ctx)
+				return Retryable(fmt.Errorf("VM %d: %w", id, err))
+			}
 			if err != nil {
 				why = append(why, fmt.Sprintf("VM %d: %v", id, err))
 				continue
+			}
+			if i == 0 {
+				eta = publishedETA(vm)
 			}
 			m, reason := readyMaster(vm, d.Config().Port)
 			if reason == "" {
@@ -72,6 +93,10 @@ func waitMaster(ctx context.Context, d Data) error {
 				return fmt.Errorf("%w: VM %d reported %s=%s: %s", ErrMasterFailed, id, vmcontext.KeyPubPhase, PhaseFailed, quoteReport(vm.UserTemplate[vmcontext.KeyPubError]))
 			}
 			why = append(why, fmt.Sprintf("VM %d: %s", id, reason))
+		}
+		d.ReportWaiting(ctx)
+		if len(why) == 0 {
+			why = append(why, "the service lists no master VM")
 		}
 		return Retryable(errors.New(strings.Join(why, "; ")))
 	})
@@ -122,6 +147,7 @@ func refreshMasters(ctx context.Context, d Data) {
 		d.Log().Info("the master role changed while waiting", "was", idList(n.MasterIDs), "now", idList(ids))
 		n.MasterIDs = ids
 	}
+	n.MasterHint = false
 }
 
 // failed reports whether a VM published PHASE=failed and is not ready.

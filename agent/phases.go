@@ -1,6 +1,10 @@
 package agent
 
-import "github.com/onekube/onekube/context/onegate"
+import (
+	"time"
+
+	"github.com/onekube/onekube/context/onegate"
+)
 
 // Phase names, published as ONEGATE_K8S_PHASE and recorded in the state.
 const (
@@ -13,7 +17,6 @@ const (
 	PhaseCNI            = "cni"
 	PhaseDiscoveryHash  = "discovery-hash"
 	PhaseWaitMaster     = "wait-master"
-	PhaseNodeName       = "node-name"
 	PhaseRenderJoin     = "render-join"
 	PhaseKubeadmJoin    = "kubeadm-join"
 	PhaseLBSeed         = "lb-seed"
@@ -27,7 +30,9 @@ const (
 // masters, and is it safe to run kubeadm on this disk at all.
 func discoverPhases(resolve func(self *onegate.VM) (Config, error)) []Phase {
 	return []Phase{
-		{Name: PhaseDiscover, Run: discoverPhase(resolve)},
+		// Quiet: a failure still names it, and its report would be one
+		// more update per VM in the start-up burst.
+		{Name: PhaseDiscover, Run: discoverPhase(resolve), Quiet: true},
 		{Name: PhasePreflight, Run: preflight, Quiet: true},
 	}
 }
@@ -39,23 +44,22 @@ func phasesFor(k Kind) []Phase {
 	case KindInit:
 		return []Phase{
 			{Name: PhaseHostname, Run: setHostname, Quiet: true},
-			{Name: PhaseToken, Run: createToken},
+			{Name: PhaseToken, Run: createToken, Estimate: untilInitDone},
 			{Name: PhaseLBSeed, Run: seedBalancer, RunIf: notDone(PhaseKubeadmInit), Quiet: true},
-			{Name: PhaseRenderInit, Run: renderInit, RunIf: notDone(PhaseKubeadmInit)},
-			{Name: PhaseKubeadmInit, Run: kubeadmInit, Once: true},
-			{Name: PhaseCNI, Run: installCNI, Once: true, RunIf: wantsCNI},
-			{Name: PhaseDiscoveryHash, Run: discoveryHash},
-			{Name: PhasePublish, Run: publishMaster},
+			{Name: PhaseRenderInit, Run: renderInit, RunIf: notDone(PhaseKubeadmInit), Quiet: true},
+			{Name: PhaseKubeadmInit, Run: kubeadmInit, Once: true, Estimate: untilInitDone},
+			{Name: PhaseCNI, Run: installCNI, Once: true, RunIf: wantsCNI, Estimate: afterInit},
+			{Name: PhaseDiscoveryHash, Run: discoveryHash, Quiet: true},
+			{Name: PhasePublish, Run: publishMaster, Quiet: true},
 		}
 	case KindWorker:
 		return []Phase{
 			{Name: PhaseHostname, Run: setHostname, Quiet: true},
-			{Name: PhaseWaitMaster, Run: waitMaster, RunIf: notDone(PhaseKubeadmJoin)},
-			{Name: PhaseNodeName, Run: checkNodeName, RunIf: notDone(PhaseKubeadmJoin), Quiet: true},
+			{Name: PhaseWaitMaster, Run: waitMaster, RunIf: notDone(PhaseKubeadmJoin), Lazy: true},
 			{Name: PhaseLBSeed, Run: seedBalancer, RunIf: notDone(PhaseKubeadmJoin), Quiet: true},
-			{Name: PhaseRenderJoin, Run: renderJoin, RunIf: notDone(PhaseKubeadmJoin)},
+			{Name: PhaseRenderJoin, Run: renderJoin, RunIf: notDone(PhaseKubeadmJoin), Quiet: true},
 			{Name: PhaseKubeadmJoin, Run: kubeadmJoin, Once: true},
-			{Name: PhasePublish, Run: publishWorker},
+			{Name: PhasePublish, Run: publishWorker, Quiet: true},
 		}
 	case KindControlPlane:
 		// Masters join one at a time, in VM-ID order, with the certificate
@@ -64,7 +68,6 @@ func phasesFor(k Kind) []Phase {
 			{Name: PhaseHostname, Run: setHostname, Quiet: true},
 			{Name: PhaseLBSeed, Run: seedBalancer, RunIf: notDone(PhaseKubeadmJoin), Quiet: true},
 			{Name: PhaseWaitTurn, Run: waitTurn, RunIf: notDone(PhaseKubeadmJoin)},
-			{Name: PhaseNodeName, Run: checkNodeName, RunIf: notDone(PhaseKubeadmJoin), Quiet: true},
 			{Name: PhaseCertKeyRequest, Run: requestCertKey, RunIf: notDone(PhaseKubeadmJoin)},
 			{Name: PhaseWaitCertKey, Run: waitCertKey, RunIf: notDone(PhaseKubeadmJoin)},
 			{Name: PhaseRenderJoin, Run: renderJoin, RunIf: notDone(PhaseKubeadmJoin)},
@@ -74,6 +77,14 @@ func phasesFor(k Kind) []Phase {
 	}
 	return nil
 }
+
+// untilInitDone and afterInit are a first master's estimates, from the
+// start of its phase, of when it publishes (pace.go): kubeadm init, then
+// the CNI manifest and the CA hash, seconds on any VM.
+func untilInitDone(t *Tunables) time.Duration { return t.InitEstimate + afterInitWork }
+func afterInit(*Tunables) time.Duration       { return afterInitWork }
+
+const afterInitWork = 5 * time.Second
 
 // notDone skips a phase whose work a completed later phase made moot: after
 // kubeadm-join, the master's join data is no longer needed.

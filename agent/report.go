@@ -23,8 +23,9 @@ const (
 // Reporter tells the outside world how the boot is going. Reports are best
 // effort: a OneGate hiccup must not fail a boot that is otherwise fine.
 type Reporter interface {
-	// Phase announces that a phase starts.
-	Phase(ctx context.Context, name string)
+	// Phase announces that a phase starts, with the time this VM expects
+	// to publish its join data (zero: no estimate).
+	Phase(ctx context.Context, name string, eta time.Time)
 	// Failure publishes a short, already redacted error.
 	Failure(ctx context.Context, msg string)
 }
@@ -36,8 +37,13 @@ type oneGateReporter struct {
 	timeout time.Duration // per request
 }
 
-func (r oneGateReporter) Phase(ctx context.Context, name string) {
-	_ = r.put(ctx, onegate.KV{Key: vmcontext.KeyPubPhase, Value: name})
+func (r oneGateReporter) Phase(ctx context.Context, name string, eta time.Time) {
+	kvs := []onegate.KV{{Key: vmcontext.KeyPubPhase, Value: name}}
+	if !eta.IsZero() {
+		// One update: a reader never sees the phase without its estimate.
+		kvs = append([]onegate.KV{{Key: vmcontext.KeyPubETA, Value: eta.UTC().Format(time.RFC3339)}}, kvs...)
+	}
+	_ = r.put(ctx, kvs...)
 }
 
 // Failure sends the phase and the error in one update, so a reader never

@@ -23,7 +23,19 @@ type Phase struct {
 	// report is an update of the VM in oned); systemd and the log still
 	// see them, and a failure still names them.
 	Quiet bool
+	// Lazy phases are announced only if they have to wait (the phase
+	// calls Data.ReportWaiting): a worker whose master is already READY
+	// goes straight to its join without an update of its own.
+	Lazy bool
+	// Estimate, when set, is how long from this phase's start until the
+	// VM publishes its join data, announced with the phase as
+	// ONEGATE_K8S_ETA so waiting workers poll around it (pace.go).
+	Estimate func(t *Tunables) time.Duration
 }
+
+// waitArmer is the part of Data the Runner sets up for each phase: what
+// Data.ReportWaiting announces (nil: nothing).
+type waitArmer interface{ armWaiting(announce func(context.Context)) }
 
 // Runner executes phases in order. It owns everything around a phase:
 // reporting it to OneGate and systemd, logging its start, end and
@@ -63,8 +75,20 @@ func (r *Runner) Run(ctx context.Context, phases []Phase, d Data) error {
 		if err := r.Save(); err != nil {
 			return fmt.Errorf("phase %s: %w", p.Name, err)
 		}
-		if !p.Quiet {
-			r.Report.Phase(ctx, p.Name)
+		var eta time.Time
+		if p.Estimate != nil {
+			eta = r.Clock.Now().Add(p.Estimate(d.Settings()))
+		}
+		if !p.Quiet && !p.Lazy {
+			r.Report.Phase(ctx, p.Name, eta)
+		}
+		if a, ok := d.(waitArmer); ok {
+			var announce func(context.Context)
+			if p.Lazy && !p.Quiet {
+				name := p.Name
+				announce = func(ctx context.Context) { r.Report.Phase(ctx, name, time.Time{}) }
+			}
+			a.armWaiting(announce)
 		}
 		r.Notify.Status(p.Name)
 		start := r.Clock.Now()

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/onekube/onekube/agent/state"
 	"github.com/onekube/onekube/agent/system/systemtest"
@@ -13,7 +14,9 @@ import (
 
 type recordingReporter struct{ phases, failures []string }
 
-func (r *recordingReporter) Phase(_ context.Context, n string)   { r.phases = append(r.phases, n) }
+func (r *recordingReporter) Phase(_ context.Context, n string, _ time.Time) {
+	r.phases = append(r.phases, n)
+}
 func (r *recordingReporter) Failure(_ context.Context, m string) { r.failures = append(r.failures, m) }
 func (r *recordingReporter) Status(s string)                     { r.phases = append(r.phases, "notify:"+s) }
 

@@ -40,6 +40,7 @@ func ContextSource(root system.Root, contextFile string, getenv func(string) str
 			Creds:     vc.Creds,
 			OneGateCA: ca,
 			Resolve:   func(self *onegate.VM) (Config, error) { return ConfigFromVars(vc.Vars, self) },
+			Worker:    contextWorker(vc.Vars),
 		}, nil
 	}
 }
@@ -88,6 +89,7 @@ func ConfigFromVars(vars vmcontext.Vars, self *onegate.VM) (Config, error) {
 		TaintedMaster:   s.TaintedMaster,
 		TokenTTL:        s.TokenTTL,
 		IgnorePreflight: s.IgnorePreflight,
+		MasterVMID:      masterVMID(s.MasterVMID),
 	}, nil
 }
 
@@ -121,4 +123,12 @@ func mergeNICs(ctx []vmcontext.NICInfo, og []onegate.NIC) []vmcontext.NICInfo {
 		}
 	}
 	return out
+}
+
+// masterVMID is the settings' -1-for-absent ID as an optional one.
+func masterVMID(id int) *int {
+	if id < 0 {
+		return nil
+	}
+	return &id
 }

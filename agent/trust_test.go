@@ -84,25 +84,6 @@ func TestSiblingRewritesMasterKeys(t *testing.T) {
 	}
 }
 
-// TestNodeNameTaken: before joining, a name another VM already published
-// is refused, naming that VM.
-func TestNodeNameTaken(t *testing.T) {
-	og := newService(8, []int{3}, []int{8, 9})
-	og.publishMasterData(3, goodToken, goodHash)
-	og.vms[9].UserTemplate[vmcontext.KeyPubNodeName] = "node-8"
-	h := newHarness(t, og)
-	err := h.run()
-	if !errors.Is(err, ErrNameTaken) || !strings.Contains(err.Error(), "VM 9 published ONEGATE_K8S_NODE_NAME=node-8") {
-		t.Fatalf("err = %v", err)
-	}
-	if h.kadm.count("join") != 0 {
-		t.Error("joined under a taken name")
-	}
-	if og.calls["GetServiceExtended"] != 1 {
-		t.Errorf("extended service read %d times, want 1", og.calls["GetServiceExtended"])
-	}
-}
-
 // TestOwnVMMustBeOwn: GET /vm describing another VM stops discovery.
 func TestOwnVMMustBeOwn(t *testing.T) {
 	og := newService(3, []int{3}, nil)

@@ -42,6 +42,9 @@ type waiter struct {
 	clock        system.Clock
 	log          *slog.Logger
 	attempts     int
+	// next, when set, replaces the backoff: the sleep before the next
+	// attempt at now (waitMaster's pacer).
+	next func(now time.Time) time.Duration
 }
 
 // run calls op until it returns nil or a permanent error, or the deadline
@@ -63,7 +66,13 @@ func (w *waiter) run(ctx context.Context, op func(context.Context) error) error 
 			}
 			return fmt.Errorf("%w after %s (%d attempts); last: %w", expired, w.timeout, w.attempts, err)
 		}
-		wait := min(b.NextBackOff(), deadline.Sub(now))
+		var wait time.Duration
+		if w.next != nil {
+			wait = w.next(now)
+		} else {
+			wait = b.NextBackOff()
+		}
+		wait = min(wait, deadline.Sub(now))
 		w.log.Debug("retrying", "wait", w.what, "in", wait.Round(time.Millisecond), "error", err)
 		if err := w.clock.Sleep(ctx, wait); err != nil {
 			return fmt.Errorf("%s: %w", w.what, err)

@@ -63,7 +63,7 @@ const (
 	KeyMasterVMID = "ONEKUBE_MASTER_VM_ID"
 	// KeyPubETA is a master's estimate, RFC 3339 UTC, of when it will
 	// publish its join data: workers poll rarely before it and closely
-	// around it (agent/pace.go). Erased once the data is published.
+	// around it (agent/pace.go). Readers ignore it once the VM is READY.
 	KeyPubETA = "ONEGATE_K8S_ETA"
 	// KeyPubKind is what a master did: "init" (ran kubeadm init) or
 	// "control-plane" (joined with kubeadm join --control-plane).

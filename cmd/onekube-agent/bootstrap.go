@@ -58,7 +58,10 @@ func newBootstrapCommand(stderr io.Writer) *cobra.Command {
 	fl.DurationVar(&f.tun.PollInterval, "poll-interval", agent.DefaultPollInterval, "first backoff interval")
 	fl.DurationVar(&f.tun.MaxPollInterval, "max-poll-interval", agent.DefaultMaxPollInterval, "backoff interval cap")
 	fl.DurationVar(&f.tun.OneGateTimeout, "onegate-timeout", agent.DefaultOneGateTimeout, "how long to ride through OneGate failures")
-	for _, h := range []string{"poll-interval", "max-poll-interval", "onegate-timeout"} {
+	fl.DurationVar(&f.tun.InitEstimate, "init-estimate", agent.DefaultInitEstimate, "how long a first master expects kubeadm init to take (published for waiting workers)")
+	fl.DurationVar(&f.tun.ClosePoll, "close-poll", agent.DefaultClosePoll, "a waiting worker's poll period around the master's estimate")
+	fl.DurationVar(&f.tun.StartSpread, "start-spread", agent.DefaultStartSpread, "window over which workers spread their first OneGate request")
+	for _, h := range []string{"poll-interval", "max-poll-interval", "onegate-timeout", "init-estimate", "close-poll", "start-spread"} {
 		_ = fl.MarkHidden(h)
 	}
 	return cmd

@@ -61,6 +61,10 @@ func (e *Error) hint() string {
 // IsUnauthorized reports whether OneGate refused the credentials (401).
 func IsUnauthorized(err error) bool { return hasStatus(err, http.StatusUnauthorized) }
 
+// IsBadRequest reports a 400: for GET /vms/:id, a VM outside this VM's
+// service (onegate.md §1.2).
+func IsBadRequest(err error) bool { return hasStatus(err, http.StatusBadRequest) }
+
 // IsNotFound reports a 404: an unknown VM or service.
 func IsNotFound(err error) bool { return hasStatus(err, http.StatusNotFound) }
 

@@ -37,7 +37,8 @@ func TestMain(m *testing.M) {
 }
 
 // fastArgs keep waits short: the backoff shape is production's, scaled.
-var fastArgs = []string{"--poll-interval", "50ms", "--max-poll-interval", "300ms", "--onegate-timeout", "20s"}
+var fastArgs = []string{"--poll-interval", "50ms", "--max-poll-interval", "300ms", "--onegate-timeout", "20s",
+	"--init-estimate", "500ms", "--close-poll", "100ms", "--start-spread", "200ms"}
 
 func startCluster(t *testing.T, o simcluster.Options) *simcluster.Cluster {
 	t.Helper()

@@ -53,7 +53,8 @@ type clusterResult struct {
 	publishToLastJoin time.Duration
 	// serviceDoc is the size of the short GET /service response a worker
 	// reads once; it lists every node, so it grows with N. extendedDoc is
-	// the extended one read before joining, every node's VM in full (as
+	// the extended one, every node's VM in full, which workers no longer
+	// read (issue 14), kept for comparison (as
 	// measured at the end: an upper bound). serviceBytes is what workers
 	// really received from both, per worker.
 	serviceDoc, extendedDoc int
@@ -258,7 +259,8 @@ func serviceDocSize(tb testing.TB, url string, vm onegatesim.VMInfo) int {
 
 // benchTunables are the production backoff scaled down 20x, so a benchmark
 // run takes seconds; the shape (x1.5, ±50% jitter, capped) is the same.
-var benchTunables = agent.Tunables{PollInterval: 100 * time.Millisecond, MaxPollInterval: 1500 * time.Millisecond}
+var benchTunables = agent.Tunables{PollInterval: 100 * time.Millisecond, MaxPollInterval: 1500 * time.Millisecond,
+	InitEstimate: 500 * time.Millisecond, ClosePoll: 100 * time.Millisecond, StartSpread: 400 * time.Millisecond}
 
 func BenchmarkWorkersJoin(b *testing.B) {
 	for _, n := range []int{10, 100, 500} {
@@ -279,11 +281,11 @@ func BenchmarkWorkersJoin(b *testing.B) {
 }
 
 // TestOneGateCostPerWorkerIsFlat checks the structural bound behind the
-// benchmark: each worker reads the service twice (the short document for
-// the master IDs, the extended one once before joining, to check no other
-// VM published its node name), its own VM once, reports a fixed number of
-// updates, and polls only the master's VM, whose document does not grow
-// with the cluster. So requests per worker at N=60 stay within what N=6
+// benchmark: in a "none" deployment each worker reads the short service
+// document once (for the master IDs), its own VM once, publishes two or
+// three updates (wait-master only if its first look found no join data;
+// kubeadm-join; READY), and polls only the master's VM, whose document
+// does not grow with the cluster. So requests per worker at N=60 stay within what N=6
 // costs, up to timing noise in the number of polls, and bytes besides the
 // two service documents do too.
 func TestOneGateCostPerWorkerIsFlat(t *testing.T) {
@@ -294,10 +296,13 @@ func TestOneGateCostPerWorkerIsFlat(t *testing.T) {
 	large := runInProcess(t, 60, benchTunables)
 	for _, r := range []clusterResult{small, large} {
 		n := r.workers
-		for route, want := range map[string]int{onegatesim.RouteGetService: 2 * n, onegatesim.RouteGetVM: n, onegatesim.RoutePutVM: 6 * n} {
+		for route, want := range map[string]int{onegatesim.RouteGetService: n, onegatesim.RouteGetVM: n} {
 			if r.routes[route] != want {
 				t.Errorf("N=%d: %s = %d, want %d (%v)", n, route, r.routes[route], want, r.routes)
 			}
+		}
+		if puts := r.routes[onegatesim.RoutePutVM]; puts < 2*n || puts > 3*n {
+			t.Errorf("N=%d: %s = %d, want 2 or 3 per worker (%v)", n, onegatesim.RoutePutVM, puts, r.routes)
 		}
 		allowed := []string{onegatesim.RouteGetService, onegatesim.RouteGetVM, onegatesim.RoutePutVM, onegatesim.RouteGetVMByID}
 		for route := range r.routes {
@@ -306,9 +311,9 @@ func TestOneGateCostPerWorkerIsFlat(t *testing.T) {
 			}
 		}
 	}
-	// Besides the two service documents (the short one, ~100 B per VM; the
-	// extended one, every VM in full), what a worker receives must not
-	// grow with N: its own VM, the polled master VM, empty PUT answers.
+	// Besides the short service document (~150 B per VM), what a worker
+	// receives must not grow with N: its own VM, the polled master VM,
+	// empty PUT answers.
 	// Each extra poll (timing noise) brings one more master VM document.
 	const masterDoc = 1000
 	polls := max(0, large.reqPerWorker-small.reqPerWorker)

@@ -1,0 +1,39 @@
+package agent
+
+import (
+	"context"
+	"time"
+
+	vmcontext "github.com/onekube/onekube/context"
+)
+
+// OneFlow creates a role's VMs in one call, so hundreds of workers boot in
+// the same seconds and would all read OneGate at once (1.3-1.5 k requests
+// a second for 500 of them, measured for issue 14). A worker therefore
+// waits a fixed share of StartSpread, by VM ID, before its first request:
+// k start-up requests each over a window of W seconds is kN/W a second,
+// so a window of twice the requests keeps it at N/2 whatever N is. Masters
+// never wait: their kubeadm init is on every worker's critical path.
+
+// contextWorker reports whether the context names this VM's role and it is
+// not the master role. ROLE_NAME in CONTEXT is "$ROLE_NAME", which oned
+// resolves from the attribute OneFlow adds (flow/vmtemplate.go); a VM
+// without it (a template made by hand) is taken for a master: no wait.
+func contextWorker(v vmcontext.Vars) bool {
+	role := v.Get(vmcontext.KeyRoleName)
+	master := v.Get(vmcontext.KeyMasterRole)
+	if master == "" {
+		master = vmcontext.DefaultMasterRole
+	}
+	return role != "" && role != master
+}
+
+// spreadStart sleeps this VM's share of the start-up window.
+func spreadStart(ctx context.Context, d *bootData, window time.Duration) error {
+	wait := spreadOffset(d.self, window)
+	if wait <= 0 {
+		return nil
+	}
+	d.log.Debug("spreading the first OneGate request", "wait", wait.Round(time.Millisecond), "window", window)
+	return d.clock.Sleep(ctx, wait)
+}
