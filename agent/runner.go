@@ -35,7 +35,9 @@ type Phase struct {
 
 // waitArmer is the part of Data the Runner sets up for each phase: what
 // Data.ReportWaiting announces (nil: nothing).
-type waitArmer interface{ armWaiting(announce func(context.Context)) }
+type waitArmer interface {
+	armWaiting(announce func(context.Context))
+}
 
 // Runner executes phases in order. It owns everything around a phase:
 // reporting it to OneGate and systemd, logging its start, end and
