@@ -31,6 +31,9 @@ type Source struct {
 	// Worker is set when the context names a role (ROLE_NAME) other than
 	// the master role: such a VM spreads its first request (startspread.go).
 	Worker bool
+	// MasterHinted is set when the context names the master's VM
+	// (ONEKUBE_MASTER_VM_ID): the worker will not read the service.
+	MasterHinted bool
 }
 
 // OneGateConfig is what connecting to OneGate takes.
@@ -142,7 +145,7 @@ func Bootstrap(ctx context.Context, opts Options, deps Deps) error {
 	}
 
 	if src.Worker && !st.Done(PhaseKubeadmJoin) {
-		if err := spreadStart(ctx, d, tun.StartSpread); err != nil {
+		if err := spreadStart(ctx, d, startWindow(tun.StartSpread, src.MasterHinted)); err != nil {
 			return err
 		}
 	}

@@ -64,9 +64,11 @@ const (
 	DefaultInitEstimate = 60 * time.Second
 	// ClosePoll for N waiting workers is N/2 OneGate requests a second.
 	DefaultClosePoll = 2 * time.Second
-	// About four requests each at start-up (GET /vm, GET /service, a poll,
-	// a phase update) over 8 s keep that start under N/2 a second too.
-	DefaultStartSpread = 8 * time.Second
+	// Four requests each at start-up (GET /vm, GET /service, a poll, the
+	// wait-master update) over 10 s are 0.4 N a second, under N/2 with
+	// room for the master's own; a worker that knows its master (straight)
+	// makes two and uses half the window (startspread.go).
+	DefaultStartSpread = 10 * time.Second
 )
 
 // DefaultTunables returns the production settings.

@@ -47,6 +47,8 @@ func joinPastStaleNode(ctx context.Context, d Data) error {
 			return fmt.Errorf("the Node %q stayed Ready for %s: a kubelet still runs under this VM's node name, "+
 				"or the cluster's node-monitor-grace-period is longer; %w", name, staleNodeWait, err)
 		}
+		// Counted as waiting by serve, which keeps the token meanwhile.
+		d.ReportWaiting(ctx)
 		d.Log().Warn("kubeadm refused the join: the Node of this name is still Ready. It is this VM's earlier registration, "+
 			"whose kubelet stopped; the node controller marks it NotReady within node-monitor-grace-period (50 s). Waiting, then joining again",
 			"node", name, "retry_in", staleNodeRetry)

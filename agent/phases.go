@@ -58,7 +58,13 @@ func phasesFor(k Kind) []Phase {
 			{Name: PhaseWaitMaster, Run: waitMaster, RunIf: notDone(PhaseKubeadmJoin), Lazy: true},
 			{Name: PhaseLBSeed, Run: seedBalancer, RunIf: notDone(PhaseKubeadmJoin), Quiet: true},
 			{Name: PhaseRenderJoin, Run: renderJoin, RunIf: notDone(PhaseKubeadmJoin), Quiet: true},
-			{Name: PhaseKubeadmJoin, Run: kubeadmJoin, Once: true},
+			// Lazy: announced only when it waits (a stale Node of this
+			// name). Announcing every join would add one update per
+			// worker to the polls of the two seconds after the master
+			// publishes, doubling OneGate's load then (issue 14); the
+			// worker shows wait-master, or nothing in a straight
+			// deployment, until done or failed.
+			{Name: PhaseKubeadmJoin, Run: kubeadmJoin, Once: true, Lazy: true},
 			{Name: PhasePublish, Run: publishWorker, Quiet: true},
 		}
 	case KindControlPlane:

@@ -37,10 +37,11 @@ func ContextSource(root system.Root, contextFile string, getenv func(string) str
 			return nil, err
 		}
 		return &Source{
-			Creds:     vc.Creds,
-			OneGateCA: ca,
-			Resolve:   func(self *onegate.VM) (Config, error) { return ConfigFromVars(vc.Vars, self) },
-			Worker:    contextWorker(vc.Vars),
+			Creds:        vc.Creds,
+			OneGateCA:    ca,
+			Resolve:      func(self *onegate.VM) (Config, error) { return ConfigFromVars(vc.Vars, self) },
+			Worker:       contextWorker(vc.Vars),
+			MasterHinted: vc.Vars.Get(vmcontext.KeyMasterVMID) != "",
 		}, nil
 	}
 }

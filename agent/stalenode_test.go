@@ -61,6 +61,16 @@ func TestJoinWaitsOutItsOwnStaleNode(t *testing.T) {
 	if og.ut(8, vmcontext.KeyReady) != "YES" || og.ut(8, vmcontext.KeyPubPhase) != PhaseDone {
 		t.Errorf("READY=%q PHASE=%q", og.ut(8, vmcontext.KeyReady), og.ut(8, vmcontext.KeyPubPhase))
 	}
+	// The wait is announced once, so serve keeps the token meanwhile.
+	var joins int
+	for _, u := range og.updates {
+		if kvMap(u)[vmcontext.KeyPubPhase] == PhaseKubeadmJoin {
+			joins++
+		}
+	}
+	if joins != 1 {
+		t.Errorf("kubeadm-join published %d times, want once", joins)
+	}
 }
 
 // TestJoinGivesUpOnANodeThatStaysReady: a kubelet that still runs under
