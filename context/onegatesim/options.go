@@ -1,6 +1,7 @@
 package onegatesim
 
 import (
+	"errors"
 	"net/netip"
 	"time"
 )
@@ -95,4 +96,18 @@ func (o *Options) withDefaults() {
 	if o.Logf == nil {
 		o.Logf = func(string, ...any) {}
 	}
+}
+
+// TemplateContext is the CONTEXT of a VM template in template syntax (as
+// flow.RenderVMTemplate writes it), for Options.TemplateContexts.
+func TemplateContext(text string) (map[string]string, error) {
+	attrs, err := parseTemplate(text)
+	if err != nil {
+		return nil, err
+	}
+	a, ok := lookup(attrs, "CONTEXT")
+	if !ok || !a.isVector() {
+		return nil, errors.New("the VM template has no CONTEXT vector")
+	}
+	return a.vector, nil
 }

@@ -108,21 +108,25 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	tr.MaxIdleConnsPerHost = 1024 // every agent wakes at once: reuse, do not churn ports
 	f := &fleet{cfg: cfg, dir: dir, ca: ca, clock: clock, g: cfg.Model.G(), base: tr, vms: map[int]*vmRun{}}
 
+	// Each role on its own VM template, whose CONTEXT the VMs see as oned
+	// builds it: ROLE_NAME (workers spread their start), and a straight
+	// worker's ONEKUBE_MASTER_VM_ID.
+	tmpl, merge, contexts, err := simcluster.TemplateWithContexts(cfg.Workers, cfg.Deployment)
+	if err != nil {
+		return nil, err
+	}
 	f.sim = onegatesim.New(onegatesim.Options{
 		Dir: filepath.Join(dir, "sim"),
 		// TEST-NET-1 (the default) has room for 253 VMs.
-		Network: netip.MustParsePrefix("10.20.0.0/16"),
-		Clock:   clock.Now,
+		Network:          netip.MustParsePrefix("10.20.0.0/16"),
+		Clock:            clock.Now,
+		TemplateContexts: contexts,
 	})
 	defer func() {
 		tr.CloseIdleConnections() // else the server waits on them
 		f.sim.Close()
 	}()
 	if _, err := f.sim.Start(); err != nil {
-		return nil, err
-	}
-	tmpl, merge, err := simcluster.Template(cfg.Workers, cfg.Deployment)
-	if err != nil {
 		return nil, err
 	}
 	f.releaseFirst = clock.Hold("the simulator creating the first VMs")

@@ -47,3 +47,33 @@ func renderTemplate(spec flow.Spec, workers, maxWorkers int, deployment string) 
 	})
 	return tmpl, merge, err
 }
+
+// Template IDs of the role VM templates TemplateWithContexts renders.
+const (
+	MasterTemplateID = 11
+	WorkerTemplateID = 12
+)
+
+// TemplateWithContexts is Template with each role on its own VM template,
+// as `onekube-flow create` registers them, and those templates' CONTEXT
+// for onegatesim.Options.TemplateContexts: the VMs then see what oned
+// would give them (ROLE_NAME, and a straight worker's ONEKUBE_MASTER_VM_ID).
+func TemplateWithContexts(workers int, deployment string) (tmpl, merge []byte, contexts map[int]map[string]string, err error) {
+	spec := flow.DefaultSpec()
+	master, worker := MasterTemplateID, WorkerTemplateID
+	spec.Master.TemplateID, spec.Worker.TemplateID = &master, &worker
+	contexts = map[int]map[string]string{}
+	for id, role := range map[int]string{master: flow.RoleMaster, worker: flow.RoleWorker} {
+		s := spec
+		s.Service.Deployment = deployment
+		text, err := flow.RenderVMTemplate(s, role)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if contexts[id], err = onegatesim.TemplateContext(text); err != nil {
+			return nil, nil, nil, fmt.Errorf("the %s VM template: %w", role, err)
+		}
+	}
+	tmpl, merge, err = renderTemplate(spec, workers, 0, deployment)
+	return tmpl, merge, contexts, err
+}
