@@ -68,7 +68,10 @@ func startBalancer(t *testing.T, backends ...string) (*Balancer, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &Balancer{DialTimeout: 500 * time.Millisecond}
+	// A stopped backend refuses at once; the timeout only has to outlast
+	// a dial on a loaded 2-core machine (it failed once at 500 ms with
+	// the whole suite running beside it).
+	b := &Balancer{DialTimeout: 3 * time.Second}
 	b.SetBackends(backends)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
