@@ -10,7 +10,7 @@ import (
 
 	"github.com/onekube/onekube/agent/certgrant"
 	"github.com/onekube/onekube/agent/kubeadm"
-	"github.com/onekube/onekube/agent/lb"
+	"github.com/onekube/onekube/agent/lb/lbconfig"
 	"github.com/onekube/onekube/agent/state"
 	vmcontext "github.com/onekube/onekube/context"
 	"github.com/onekube/onekube/context/onegate"
@@ -103,7 +103,7 @@ func TestControlPlaneJoinsWithItsGrant(t *testing.T) {
 	if ok, _ := h.root.Exists(IdentityFile); ok {
 		t.Error("the join identity is left on disk")
 	}
-	c, err := lb.ReadConfig(h.root.Path(lb.ConfigFile))
+	c, err := lbconfig.ReadConfig(h.root.Path(lbconfig.ConfigFile))
 	if err != nil || strings.Join(c.Backends, " ") != vmIP(3)+":6443 "+vmIP(5)+":6443" {
 		t.Errorf("balancer seed %v, %v", c.Backends, err)
 	}

@@ -6,7 +6,7 @@ import (
 	"net/netip"
 	"slices"
 
-	"github.com/onekube/onekube/agent/lb"
+	"github.com/onekube/onekube/agent/lb/lbconfig"
 	vmcontext "github.com/onekube/onekube/context"
 	"github.com/onekube/onekube/context/onegate"
 )
@@ -28,15 +28,15 @@ func seedBalancer(_ context.Context, d Data) error {
 	switch n.Kind {
 	case KindWorker:
 		m := d.Master()
-		backends = append(backends, lb.Backend(m.Address, m.Port))
+		backends = append(backends, lbconfig.Backend(m.Address, m.Port))
 		for _, a := range m.Others {
-			backends = append(backends, lb.Backend(a, m.Port))
+			backends = append(backends, lbconfig.Backend(a, m.Port))
 		}
 	default:
-		backends = append(backends, lb.Backend(cfg.Address, cfg.Port))
+		backends = append(backends, lbconfig.Backend(cfg.Address, cfg.Port))
 		for _, id := range n.MasterIDs {
 			if a, ok := masterAddress(n.Masters[id], cfg); ok {
-				backends = append(backends, lb.Backend(a, cfg.Port))
+				backends = append(backends, lbconfig.Backend(a, cfg.Port))
 			}
 		}
 	}
@@ -45,7 +45,7 @@ func seedBalancer(_ context.Context, d Data) error {
 	if err := d.Root().MkdirAll("/var/lib/onekube", 0o700); err != nil {
 		return err
 	}
-	if err := lb.WriteConfig(d.Root().Path(lb.ConfigFile), lb.Config{Backends: backends, Source: lb.SourceOneGate}); err != nil {
+	if err := lbconfig.WriteConfig(d.Root().Path(lbconfig.ConfigFile), lbconfig.Config{Backends: backends, Source: lbconfig.SourceOneGate}); err != nil {
 		return fmt.Errorf("writing the balancer's backends: %w", err)
 	}
 	d.Log().Info("local balancer seeded", "endpoint", cfg.Endpoint, "backends", backends)

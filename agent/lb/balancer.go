@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/onekube/onekube/agent/lb/lbconfig"
 	"io"
 	"log/slog"
 	"net"
@@ -49,7 +50,7 @@ func (b *Balancer) log() *slog.Logger {
 // failure or the next health check says otherwise); removed ones have
 // their connections closed. It reports whether the set changed.
 func (b *Balancer) SetBackends(addrs []string) bool {
-	addrs = normalize(addrs)
+	addrs = lbconfig.Normalize(addrs)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.backends == nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/onekube/onekube/agent/lb/lbconfig"
 	"io/fs"
 	"net/netip"
 	"os"
@@ -75,8 +76,8 @@ func (f *Follower) Once(ctx context.Context) ([]string, error) {
 			if err != nil {
 				continue
 			}
-			b := Backend(ip, port)
-			if _, err := ParseBackend(b); err == nil {
+			b := lbconfig.Backend(ip, port)
+			if _, err := lbconfig.ParseBackend(b); err == nil {
 				out = append(out, b)
 			}
 		}
@@ -84,8 +85,8 @@ func (f *Follower) Once(ctx context.Context) ([]string, error) {
 	if len(out) == 0 {
 		return nil, errors.New("the endpoints default/kubernetes list no API server")
 	}
-	if len(out) > maxBackends {
-		return nil, fmt.Errorf("the endpoints default/kubernetes list %d API servers, more than %d", len(out), maxBackends)
+	if len(out) > lbconfig.MaxBackends {
+		return nil, fmt.Errorf("the endpoints default/kubernetes list %d API servers, more than %d", len(out), lbconfig.MaxBackends)
 	}
-	return normalize(out), nil
+	return lbconfig.Normalize(out), nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/onekube/onekube/agent/lb/lbconfig"
 	"io/fs"
 	"log/slog"
 	"net"
@@ -76,10 +77,10 @@ func follow(ctx context.Context, f *Follower, w *fileWatch, log *slog.Logger) {
 	}
 	// Written when the set changed, and once when the file still holds
 	// the seed: it then says the list is the cluster's own.
-	if !f.Balancer.SetBackends(got) && w.source == SourceEndpoints {
+	if !f.Balancer.SetBackends(got) && w.source == lbconfig.SourceEndpoints {
 		return
 	}
-	if err := w.write(Config{Backends: got, Source: SourceEndpoints}); err != nil {
+	if err := w.write(lbconfig.Config{Backends: got, Source: lbconfig.SourceEndpoints}); err != nil {
 		log.Warn("saving the backends failed", "file", w.path, "error", err)
 	}
 }
@@ -121,7 +122,7 @@ func (w *fileWatch) reload() {
 		return
 	}
 	w.seen, w.size = fi.ModTime(), fi.Size()
-	c, err := ReadConfig(w.path)
+	c, err := lbconfig.ReadConfig(w.path)
 	if err != nil {
 		w.log.Warn("ignoring the backends file", "error", err)
 		return
@@ -134,10 +135,10 @@ func (w *fileWatch) reload() {
 	w.b.SetBackends(c.Backends)
 }
 
-func (w *fileWatch) write(c Config) error {
-	if err := WriteConfig(w.path, c); err != nil {
+func (w *fileWatch) write(c lbconfig.Config) error {
+	if err := lbconfig.WriteConfig(w.path, c); err != nil {
 		return err
 	}
-	w.last, w.source = normalize(c.Backends), c.Source
+	w.last, w.source = lbconfig.Normalize(c.Backends), c.Source
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/onekube/onekube/agent"
 	"github.com/onekube/onekube/agent/lb"
+	"github.com/onekube/onekube/agent/lb/lbconfig"
 	"github.com/onekube/onekube/agent/system"
 	vmcontext "github.com/onekube/onekube/context"
 )
@@ -51,7 +52,7 @@ func newLBCommand(stderr io.Writer) *cobra.Command {
 	fl.StringVar(&f.root, "root", "/", "directory every path is joined to")
 	fl.StringVar(&f.contextFile, "context", "", "context.sh to read for ONEAPP_K8S_CONTROL_PLANE_EP; default: discover under --root")
 	fl.StringVar(&f.listen, "listen", vmcontext.LocalBalancer, "address to balance on (the controlPlaneEndpoint)")
-	fl.StringVar(&f.config, "config", lb.ConfigFile, "backends file (under --root)")
+	fl.StringVar(&f.config, "config", lbconfig.ConfigFile, "backends file (under --root)")
 	fl.StringVar(&f.kubeconfig, "kubeconfig", agent.KubeletConfFile, "credential to read the endpoints default/kubernetes with (under --root)")
 	f.log.register(fl)
 	return cmd

@@ -11,7 +11,7 @@ import (
 
 	"github.com/onekube/onekube/agent/internal/standin/env"
 	"github.com/onekube/onekube/agent/kubeadm"
-	"github.com/onekube/onekube/agent/lb"
+	"github.com/onekube/onekube/agent/lb/lbconfig"
 	vmcontext "github.com/onekube/onekube/context"
 )
 
@@ -43,7 +43,7 @@ func cpJoinConfig(t *testing.T, hash, name, ip, endpoint, key string) []byte {
 // seed writes a host's local balancer file, as the agent's lb-seed does.
 func (n *node) seed(backends ...string) {
 	n.t.Helper()
-	if err := lb.WriteConfig(n.path(lb.ConfigFile), lb.Config{Backends: backends}); err != nil {
+	if err := lbconfig.WriteConfig(n.path(lbconfig.ConfigFile), lbconfig.Config{Backends: backends}); err != nil {
 		n.t.Fatal(err)
 	}
 }

@@ -17,7 +17,7 @@ import (
 
 	"github.com/onekube/onekube/agent/etcdm"
 	"github.com/onekube/onekube/agent/kubeadm"
-	"github.com/onekube/onekube/agent/lb"
+	"github.com/onekube/onekube/agent/lb/lbconfig"
 	"github.com/onekube/onekube/agent/testbed"
 	vmcontext "github.com/onekube/onekube/context"
 	"github.com/onekube/onekube/context/onegatesim"
@@ -90,7 +90,7 @@ func TestAgentHA(t *testing.T) {
 	// its kubelet.conf: the Node authorizer's "get endpoints".
 	for _, vm := range append([]onegatesim.VMInfo{worker}, masters...) {
 		waitUntil(t, 40*time.Second, "VM "+strconv.Itoa(vm.ID)+"'s balancer to follow the endpoints", func() bool {
-			b, err := s.VM(vm.ID).ReadFile(lb.ConfigFile)
+			b, err := s.VM(vm.ID).ReadFile(lbconfig.ConfigFile)
 			return err == nil && strings.Contains(string(b), `"endpoints"`) && strings.Count(string(b), ":6443") == 3
 		})
 	}

@@ -1,4 +1,4 @@
-package lb
+package lbconfig
 
 import (
 	"encoding/json"
@@ -38,7 +38,7 @@ func TestConfigRefusesBadBackends(t *testing.T) {
 			t.Errorf("%q accepted", b)
 		}
 	}
-	many := make([]string, maxBackends+1)
+	many := make([]string, MaxBackends+1)
 	for i := range many {
 		many[i] = "10.0.0.1:6443"
 	}

@@ -1,4 +1,4 @@
-package lb
+package lbconfig
 
 import (
 	"encoding/json"
@@ -29,16 +29,16 @@ type Config struct {
 	Source   string   `json:"source,omitempty"`
 }
 
-// maxBackends bounds the list: a master role has at most 7 VMs, a few
+// MaxBackends bounds the list: a master role has at most 7 VMs, a few
 // more allow for replacements in flight.
-const maxBackends = 32
+const MaxBackends = 32
 
 // Check requires every backend to be "ip:port" with a usable unicast IP,
-// and at most maxBackends of them. Names are refused: the balancer must
+// and at most MaxBackends of them. Names are refused: the balancer must
 // never depend on DNS, which a VM may not have.
 func (c Config) Check() error {
-	if len(c.Backends) > maxBackends {
-		return fmt.Errorf("%d backends, at most %d", len(c.Backends), maxBackends)
+	if len(c.Backends) > MaxBackends {
+		return fmt.Errorf("%d backends, at most %d", len(c.Backends), MaxBackends)
 	}
 	for _, b := range c.Backends {
 		if _, err := ParseBackend(b); err != nil {
@@ -66,8 +66,8 @@ func Backend(a netip.Addr, port int) string {
 	return net.JoinHostPort(a.Unmap().String(), strconv.Itoa(port))
 }
 
-// normalize sorts and de-duplicates, so equal lists compare equal.
-func normalize(bs []string) []string {
+// Normalize sorts and de-duplicates, so equal lists compare equal.
+func Normalize(bs []string) []string {
 	out := slices.Clone(bs)
 	slices.Sort(out)
 	return slices.Compact(out)
@@ -89,7 +89,7 @@ func ReadConfig(path string) (Config, error) {
 	if err := c.Check(); err != nil {
 		return Config{}, fmt.Errorf("reading %s: %w", path, err)
 	}
-	c.Backends = normalize(c.Backends)
+	c.Backends = Normalize(c.Backends)
 	return c, nil
 }
 
@@ -98,7 +98,7 @@ func WriteConfig(path string, c Config) error {
 	if err := c.Check(); err != nil {
 		return err
 	}
-	c.Backends = normalize(c.Backends)
+	c.Backends = Normalize(c.Backends)
 	b, err := json.MarshalIndent(c, "", "  ")
 	if err != nil {
 		return err
