@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -70,14 +72,6 @@ const (
 	labelControlPlane     = "node-role.kubernetes.io/control-plane"
 )
 
-// CleanupReport is the cleanup loop's part of the status.
-type CleanupReport struct {
-	// NodesWithoutVM maps a Node to when its VM was first seen gone.
-	NodesWithoutVM map[string]time.Time `json:"nodes_without_vm,omitempty"`
-	Refused        map[string]string    `json:"refused,omitempty"`
-	Deleted        []string             `json:"deleted_last_tick,omitempty"`
-}
-
 var (
 	_ Loop     = (*Cleanup)(nil)
 	_ Reporter = (*Cleanup)(nil)
@@ -139,7 +133,7 @@ func (c *Cleanup) Tick(ctx context.Context) (time.Duration, error) {
 	if err := c.errMirror.set(ctx, c.OneGate, refusalText(rep.Refused)); err != nil {
 		return 0, err
 	}
-	if err := c.goneMirror.set(ctx, c.OneGate, strings.Join(sortedStrings(rep.NodesWithoutVM), " ")); err != nil {
+	if err := c.goneMirror.set(ctx, c.OneGate, strings.Join(slices.Sorted(maps.Keys(rep.NodesWithoutVM)), " ")); err != nil {
 		return 0, err
 	}
 	for id := range c.verdicts {

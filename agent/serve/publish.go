@@ -48,12 +48,6 @@ func (s shownToken) same(o shownToken) bool {
 	return s.token.Reveal() == o.token.Reveal() && s.expires == o.expires
 }
 
-// PublishReport is the publish loop's part of the status: never the token.
-type PublishReport struct {
-	Published bool   `json:"published"`
-	Expires   string `json:"expires,omitempty"`
-}
-
 var (
 	_ Loop     = (*Publish)(nil)
 	_ Reporter = (*Publish)(nil)

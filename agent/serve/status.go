@@ -8,31 +8,29 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/onekube/onekube/agent/serve/servestatus"
 )
 
-// StatusFile is where serve keeps its observations for `onekube-agent
-// status`, under the root. It lives on /run: it is a view of the present,
-// never state a restart needs.
-const StatusFile = "/run/onekube/serve.json"
+// The status file's path and document live in servestatus, which
+// `onekube-agent status` reads without linking a Kubernetes client.
+const StatusFile = servestatus.StatusFile
 
-// Status is the document in StatusFile. It holds no secrets: loops report
-// a token's expiry, never the token.
-type Status struct {
-	Acting    bool                  `json:"acting"`
-	Identity  string                `json:"identity,omitempty"`
-	Leader    string                `json:"leader,omitempty"` // the lease holder as last seen
-	UpdatedAt time.Time             `json:"updated_at"`
-	Loops     map[string]LoopStatus `json:"loops"`
-}
+type (
+	// Status is the document in StatusFile.
+	Status = servestatus.Status
+	// LoopStatus is one loop's last tick.
+	LoopStatus = servestatus.LoopStatus
+	// PublishReport is the publish loop's part of the status.
+	PublishReport = servestatus.PublishReport
+	// TokensReport is the tokens loop's part of the status.
+	TokensReport = servestatus.TokensReport
+	// CleanupReport is the cleanup loop's part of the status.
+	CleanupReport = servestatus.CleanupReport
+)
 
-// LoopStatus is one loop's last tick.
-type LoopStatus struct {
-	TickStarted time.Time `json:"tick_started,omitzero"`
-	TickEnded   time.Time `json:"tick_ended,omitzero"`
-	Running     bool      `json:"running"`
-	LastError   string    `json:"last_error,omitempty"`
-	Report      any       `json:"report,omitempty"`
-}
+// ReadStatus reads a status file written by Flush.
+func ReadStatus(path string) (*Status, error) { return servestatus.ReadStatus(path) }
 
 // StatusBoard collects the runner's observations and writes them to a
 // file (when path is set).
@@ -150,17 +148,4 @@ func (b *StatusBoard) Flush(now time.Time) error {
 		return err
 	}
 	return os.Rename(tmp, b.path)
-}
-
-// ReadStatus reads a status file written by Flush.
-func ReadStatus(path string) (*Status, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var s Status
-	if err := json.Unmarshal(data, &s); err != nil {
-		return nil, fmt.Errorf("parsing %s: %w", path, err)
-	}
-	return &s, nil
 }

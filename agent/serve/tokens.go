@@ -76,16 +76,6 @@ type verdict struct {
 	at  time.Time
 }
 
-// TokensReport is what `onekube-agent status` shows of the tokens loop:
-// never a token, only its expiry.
-type TokensReport struct {
-	Waiting      []int             `json:"waiting"`
-	NotWaiting   map[string]string `json:"not_waiting,omitempty"` // VM ID: why a VM without a Node waits for no token
-	Growing      bool              `json:"service_growing,omitempty"`
-	TokenExpires time.Time         `json:"token_expires,omitzero"`
-	Tokens       int               `json:"tokens"`
-}
-
 var (
 	_ Loop     = (*Tokens)(nil)
 	_ Reporter = (*Tokens)(nil)

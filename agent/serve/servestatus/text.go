@@ -1,4 +1,4 @@
-package serve
+package servestatus
 
 import (
 	"encoding/json"

@@ -1,0 +1,30 @@
+package servestatus
+
+import "time"
+
+// The loops' reports, as the status file holds them under
+// Loops[name].Report. agent/serve fills them; WriteText reads them.
+
+// PublishReport is the publish loop's part of the status: never the token.
+type PublishReport struct {
+	Published bool   `json:"published"`
+	Expires   string `json:"expires,omitempty"`
+}
+
+// TokensReport is what `onekube-agent status` shows of the tokens loop:
+// never a token, only its expiry.
+type TokensReport struct {
+	Waiting      []int             `json:"waiting"`
+	NotWaiting   map[string]string `json:"not_waiting,omitempty"` // VM ID: why a VM without a Node waits for no token
+	Growing      bool              `json:"service_growing,omitempty"`
+	TokenExpires time.Time         `json:"token_expires,omitzero"`
+	Tokens       int               `json:"tokens"`
+}
+
+// CleanupReport is the cleanup loop's part of the status.
+type CleanupReport struct {
+	// NodesWithoutVM maps a Node to when its VM was first seen gone.
+	NodesWithoutVM map[string]time.Time `json:"nodes_without_vm,omitempty"`
+	Refused        map[string]string    `json:"refused,omitempty"`
+	Deleted        []string             `json:"deleted_last_tick,omitempty"`
+}
