@@ -93,3 +93,26 @@ func TestWaitingWorkerAnnouncesItself(t *testing.T) {
 		t.Errorf("wait-master published %d times over %d polls, want once", waits, og.calls["GetVMByID"])
 	}
 }
+
+// TestHintedMasterDown: OneFlow names the oldest master even when it is
+// powered off (its vm.info still answers), and after a scale-up that
+// master may have no token published. The worker reads the service after
+// that first look and joins through a master that has join data, instead
+// of waiting serviceRefresh on the one it was told about.
+func TestHintedMasterDown(t *testing.T) {
+	og := newService(8, []int{3, 4}, []int{8})
+	og.publishMasterData(4, goodToken, goodHash)
+	og.vms[3].UserTemplate[vmcontext.KeyReady] = "YES" // READY from its boot, no token any more
+	h := newHarness(t, og)
+	first := 3
+	h.cfg.MasterVMID = &first
+	if err := h.run(); err != nil {
+		t.Fatalf("bootstrap: %v\n%s", err, h.logs)
+	}
+	if og.calls["GetService"] != 1 || h.kadm.count("join") != 1 {
+		t.Errorf("service read %d times, joined %d times", og.calls["GetService"], h.kadm.count("join"))
+	}
+	if elapsed := h.clock.Now().Sub(testEpoch); elapsed > h.tun.MaxPollInterval {
+		t.Errorf("joined after %s, want within one backoff", elapsed)
+	}
+}

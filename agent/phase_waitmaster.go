@@ -58,16 +58,6 @@ func waitMaster(ctx context.Context, d Data) error {
 			if errors.Is(err, ErrUnauthorized) {
 				return err
 			}
-			if err != nil && n.MasterHint && (onegate.IsNotFound(err) || onegate.IsBadRequest(err)) {
-				// 404: gone (recreated, scaled down); 400: not of this
-				// service. The service says who the masters are now.
-				d.Log().Info("the master VM the context names is not in this service; reading the service", "master_vm", id, "error", err)
-				refreshMasters(ctx, d)
-				lastRead = d.Clock().Now()
-				w.expired = fmt.Errorf("%w (master VMs %s)", ErrMasterTimeout, idList(n.MasterIDs))
-				d.ReportWaiting(ctx)
-				return Retryable(fmt.Errorf("VM %d: %w", id, err))
-			}
 			if err != nil {
 				why = append(why, fmt.Sprintf("VM %d: %v", id, err))
 				continue
@@ -97,6 +87,18 @@ func waitMaster(ctx context.Context, d Data) error {
 		d.ReportWaiting(ctx)
 		if len(why) == 0 {
 			why = append(why, "the service lists no master VM")
+		}
+		if n.MasterHint {
+			// The master OneFlow named has nothing for this worker: gone
+			// (404), not of this service (400), down (OneFlow names the
+			// oldest master even when powered off), or waiting for serve
+			// to mint a token (a scale-up). The service lists the others;
+			// reading it now costs one document, waiting serviceRefresh
+			// would cost minutes.
+			d.Log().Info("the master the context names has no join data; reading the service for the others", "master_vm", n.MasterIDs[0])
+			refreshMasters(ctx, d)
+			lastRead = d.Clock().Now()
+			w.expired = fmt.Errorf("%w (master VMs %s)", ErrMasterTimeout, idList(n.MasterIDs))
 		}
 		return Retryable(errors.New(strings.Join(why, "; ")))
 	})
