@@ -20,8 +20,8 @@ KUBEADM       ?= $(TESTBED_BIN)/kubeadm
 help:
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
-build: ## build onekube-flow and onekube-agent into bin/
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/onekube-flow ./cmd/onekube-agent
+build: ## build onekube-flow, onekube-agent and onekubed into bin/
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/onekube-flow ./cmd/onekube-agent ./cmd/onekubed
 
 test: ## the full test suite, as CI runs it (race detector on)
 	$(GO) vet ./...
@@ -74,7 +74,7 @@ clean:
 
 .PHONY: package-test appliance-check marketplace appliance-image
 
-package: build ## deb and rpm of both binaries, unit, config and docs into dist/
+package: build ## deb and rpm of the three binaries, units, config and docs into dist/
 	GO='$(GO)' ONEKUBE_BIN='$(BIN)' packaging/package.sh
 
 package-test: package ## check the packages, install the .deb in a debootstrap root, systemd-analyze verify

@@ -22,6 +22,7 @@ type Binaries struct {
 	Version  string // Kubernetes release, e.g. v1.36.3
 	K8sDir   string // holds K8sBinaries
 	Agent    string // onekube-agent
+	Daemon   string // onekubed (serve, lb, leave)
 	FakeNode string
 	VMInit   string
 }
@@ -63,8 +64,8 @@ func LocateK8s(version string) (string, error) {
 	return dir, nil
 }
 
-// BuildTools compiles onekube-agent, fakenode and vminit into dir with one
-// go build, from the module the go command finds.
+// BuildTools compiles onekube-agent, onekubed, fakenode and vminit into dir
+// with one go build, from the module the go command finds.
 func BuildTools(dir string) (Binaries, error) {
 	out, err := exec.Command("go", "env", "GOMOD").Output()
 	if err != nil {
@@ -75,16 +76,17 @@ func BuildTools(dir string) (Binaries, error) {
 		return Binaries{}, errors.New("not inside the onekube module")
 	}
 	cmd := exec.Command("go", "build", "-trimpath", "-o", dir+"/",
-		"./cmd/onekube-agent", "./agent/testbed/fakenode", "./agent/testbed/vminit")
+		"./cmd/onekube-agent", "./cmd/onekubed", "./agent/testbed/fakenode", "./agent/testbed/vminit")
 	cmd.Dir = filepath.Dir(mod)
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
 	if err := cmd.Run(); err != nil {
-		return Binaries{}, fmt.Errorf("go build of the agent and the bed's tools: %w\n%s", err, buf.String())
+		return Binaries{}, fmt.Errorf("go build of the agent, onekubed and the bed's tools: %w\n%s", err, buf.String())
 	}
 	return Binaries{
 		Agent:    filepath.Join(dir, "onekube-agent"),
+		Daemon:   filepath.Join(dir, "onekubed"),
 		FakeNode: filepath.Join(dir, "fakenode"),
 		VMInit:   filepath.Join(dir, "vminit"),
 	}, nil

@@ -55,6 +55,7 @@ func (vm *VM) prepareDisk() error {
 	}
 	links := map[string]string{
 		"/usr/bin/onekube-agent": b.Agent,
+		"/usr/bin/onekubed":      b.Daemon,
 		"/usr/bin/kubeadm":       filepath.Join(b.K8sDir, "kubeadm"),
 		"/usr/bin/kubectl":       filepath.Join(b.K8sDir, "kubectl"),
 		fakeNodePath:             b.FakeNode,

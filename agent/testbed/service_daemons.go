@@ -36,7 +36,7 @@ func (s *Service) startUnits(vm *VM, info onegatesim.VMInfo) {
 	s.ensureDaemon(vm, info, "serve")
 }
 
-// ensureDaemon starts `onekube-agent <name>` in vm unless it runs.
+// ensureDaemon starts `onekubed <name>` in vm unless it runs.
 func (s *Service) ensureDaemon(vm *VM, info onegatesim.VMInfo, name string) {
 	key := fmt.Sprintf("%d/%s", info.ID, name)
 	boot := vm.Boots()
@@ -66,7 +66,7 @@ func (s *Service) ensureDaemon(vm *VM, info onegatesim.VMInfo, name string) {
 	d := &AgentRun{VM: info, Code: -1, done: make(chan struct{}), boot: boot}
 	s.daemons[key] = d
 	s.mu.Unlock()
-	cmd, err := vm.Command(s.ctx, nil, "onekube-agent", name, "--log-format", "text")
+	cmd, err := vm.Command(s.ctx, nil, "onekubed", name, "--log-format", "text")
 	if err != nil {
 		d.Err = err
 		close(d.done)
@@ -102,7 +102,7 @@ func (s *Service) ensureDaemon(vm *VM, info onegatesim.VMInfo, name string) {
 	}
 }
 
-// Daemon returns the output of a VM's `onekube-agent <name>` (lb, serve).
+// Daemon returns the output of a VM's `onekubed <name>` (lb, serve).
 func (s *Service) Daemon(vmid int, name string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -118,7 +118,7 @@ func (s *Service) daemonLogs() string {
 	defer s.mu.Unlock()
 	var b strings.Builder
 	for k, d := range s.daemons {
-		fmt.Fprintf(&b, "=== onekube-agent %s (VM/unit %s), err %v\n%s\n", k[strings.Index(k, "/")+1:], k, d.Err, d.Output())
+		fmt.Fprintf(&b, "=== onekubed %s (VM/unit %s), err %v\n%s\n", k[strings.Index(k, "/")+1:], k, d.Err, d.Output())
 	}
 	return b.String()
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/onekube/onekube/agent"
 	"github.com/onekube/onekube/agent/kubeadm"
 	"github.com/onekube/onekube/agent/system"
+	"github.com/onekube/onekube/cmd/internal/agentcli"
 	"github.com/onekube/onekube/cmd/internal/version"
 )
 
@@ -21,7 +22,7 @@ type bootstrapFlags struct {
 	root, contextFile string
 	oneGateCAFile     string
 	newCluster        bool
-	log               logFlags
+	log               agentcli.LogFlags
 	tun               agent.Tunables
 }
 
@@ -35,7 +36,7 @@ func newBootstrapCommand(stderr io.Writer) *cobra.Command {
 			"After a success it does nothing. Progress is kept under <root>/var/lib/onekube.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			log, err := f.log.logger(stderr)
+			log, err := f.log.Logger(stderr)
 			if err != nil {
 				return err // usage
 			}
@@ -53,7 +54,7 @@ func newBootstrapCommand(stderr io.Writer) *cobra.Command {
 	fl.DurationVar(&f.tun.CommandTimeout, "command-timeout", agent.DefaultCommandTimeout, "deadline of one kubeadm run (kubectl apply: at most 2m each)")
 	fl.StringVar(&f.oneGateCAFile, "onegate-ca-file", "", "PEM CA bundle to trust for an https ONEGATE_ENDPOINT behind a private CA (also: ONEKUBE_ONEGATE_CA in the context)")
 	fl.BoolVar(&f.newCluster, "new-cluster", false, "this master's earlier cluster is gone (VM recreated with a fresh disk): clear its published join data and initialize a new one")
-	f.log.register(fl)
+	f.log.Register(fl)
 	// Knobs for tests and demos; production keeps the defaults.
 	fl.DurationVar(&f.tun.PollInterval, "poll-interval", agent.DefaultPollInterval, "first backoff interval")
 	fl.DurationVar(&f.tun.MaxPollInterval, "max-poll-interval", agent.DefaultMaxPollInterval, "backoff interval cap")
@@ -84,12 +85,12 @@ func runBootstrap(ctx context.Context, f bootstrapFlags, log *slog.Logger) error
 		Kubeadm:    kubeadm.Runner{Exec: exec},
 		Exec:       exec,
 		Hostname:   system.HostnameFor(root),
-		Clock:      newClock(),
+		Clock:      agentcli.NewClock(),
 		Notify:     agent.SystemdNotifier{Log: log},
 		Log:        log,
 	})
 	if err != nil {
-		return runFailure{err}
+		return agentcli.RunFailure{Err: err}
 	}
 	return nil
 }

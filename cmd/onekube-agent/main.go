@@ -1,19 +1,14 @@
-// Command onekube-agent runs inside every VM of a onekube service: it
-// initializes the cluster on the first master, or waits for it and joins.
+// Command onekube-agent runs once at boot in every VM of a onekube service:
+// it initializes the cluster on the first master, or waits for it and
+// joins. It links no Kubernetes client (footprint_test.go): what runs for
+// the life of the cluster (serve, lb, leave) is onekubed.
 package main
 
 import (
-	"errors"
-	"fmt"
 	"io"
 	"os"
-)
 
-// Exit codes.
-const (
-	exitOK      = 0
-	exitFailure = 1 // the bootstrap (or status) failed
-	exitUsage   = 2 // bad flags or arguments
+	"github.com/onekube/onekube/cmd/internal/agentcli"
 )
 
 func main() {
@@ -22,24 +17,5 @@ func main() {
 
 // run executes the command line and maps the outcome to an exit code.
 func run(args []string, stdout, stderr io.Writer) int {
-	cmd := newRootCommand(stdout, stderr)
-	cmd.SetArgs(args)
-	err := cmd.Execute()
-	if err == nil {
-		return exitOK
-	}
-	var rf runFailure
-	if errors.As(err, &rf) {
-		fmt.Fprintf(stderr, "onekube-agent: %v\n", rf.err)
-		return exitFailure
-	}
-	fmt.Fprintf(stderr, "onekube-agent: %v\nRun 'onekube-agent --help' for usage.\n", err)
-	return exitUsage
+	return agentcli.Execute(newRootCommand(stdout, stderr), args, stderr)
 }
-
-// runFailure marks an error of a command that ran (exit 1); any other
-// error comes from cobra's parsing (exit 2).
-type runFailure struct{ err error }
-
-func (r runFailure) Error() string { return r.err.Error() }
-func (r runFailure) Unwrap() error { return r.err }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/onekube/onekube/agent/state"
 	"github.com/onekube/onekube/agent/system"
+	"github.com/onekube/onekube/cmd/internal/agentcli"
 	vmcontext "github.com/onekube/onekube/context"
 )
 
@@ -18,18 +19,18 @@ func TestExitCodes(t *testing.T) {
 		code int
 		out  string // substring of stdout+stderr
 	}{
-		"version":                 {[]string{"version"}, exitOK, ""},
-		"--version":               {[]string{"--version"}, exitOK, "devel"},
-		"unknown command":         {[]string{"bogus"}, exitUsage, "unknown command"},
-		"bad flag":                {[]string{"bootstrap", "--master-timeout", "soon"}, exitUsage, "master-timeout"},
-		"bad log format":          {[]string{"bootstrap", "--log-format", "xml", "--root", root}, exitUsage, "log format"},
-		"bad poll interval":       {[]string{"bootstrap", "--poll-interval", "1m", "--max-poll-interval", "1s", "--root", root}, exitUsage, "poll interval"},
-		"bad command timeout":     {[]string{"bootstrap", "--command-timeout", "soon"}, exitUsage, "command-timeout"},
-		"new cluster, no context": {[]string{"bootstrap", "--new-cluster", "--root", root, "--context", root + "/missing.sh", "--log-format", "text"}, exitFailure, "reading the VM context"},
-		"stray argument":          {[]string{"status", "x"}, exitUsage, "unknown command"},
-		"no context":              {[]string{"bootstrap", "--root", root, "--context", root + "/missing.sh", "--log-format", "text"}, exitFailure, "reading the VM context"},
-		"status empty root":       {[]string{"status", "--root", root}, exitOK, "bootstrapped: no"},
-		"status json":             {[]string{"status", "--json", "--root", root}, exitOK, `"bootstrapped": false`},
+		"version":                 {[]string{"version"}, agentcli.ExitOK, ""},
+		"--version":               {[]string{"--version"}, agentcli.ExitOK, "devel"},
+		"unknown command":         {[]string{"bogus"}, agentcli.ExitUsage, "unknown command"},
+		"bad flag":                {[]string{"bootstrap", "--master-timeout", "soon"}, agentcli.ExitUsage, "master-timeout"},
+		"bad log format":          {[]string{"bootstrap", "--log-format", "xml", "--root", root}, agentcli.ExitUsage, "log format"},
+		"bad poll interval":       {[]string{"bootstrap", "--poll-interval", "1m", "--max-poll-interval", "1s", "--root", root}, agentcli.ExitUsage, "poll interval"},
+		"bad command timeout":     {[]string{"bootstrap", "--command-timeout", "soon"}, agentcli.ExitUsage, "command-timeout"},
+		"new cluster, no context": {[]string{"bootstrap", "--new-cluster", "--root", root, "--context", root + "/missing.sh", "--log-format", "text"}, agentcli.ExitFailure, "reading the VM context"},
+		"stray argument":          {[]string{"status", "x"}, agentcli.ExitUsage, "unknown command"},
+		"no context":              {[]string{"bootstrap", "--root", root, "--context", root + "/missing.sh", "--log-format", "text"}, agentcli.ExitFailure, "reading the VM context"},
+		"status empty root":       {[]string{"status", "--root", root}, agentcli.ExitOK, "bootstrapped: no"},
+		"status json":             {[]string{"status", "--json", "--root", root}, agentcli.ExitOK, `"bootstrapped": false`},
 	}
 	for name, c := range cases {
 		var out, errb bytes.Buffer
@@ -53,7 +54,7 @@ func TestStatusMasksToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out, errb bytes.Buffer
-	if code := run([]string{"status", "--root", root}, &out, &errb); code != exitOK {
+	if code := run([]string{"status", "--root", root}, &out, &errb); code != agentcli.ExitOK {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	if strings.Contains(out.String(), tok) || !strings.Contains(out.String(), "READY=YES") {

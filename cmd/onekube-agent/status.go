@@ -8,8 +8,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/onekube/onekube/agent"
-	"github.com/onekube/onekube/agent/serve"
+	"github.com/onekube/onekube/agent/serve/servestatus"
 	"github.com/onekube/onekube/agent/system"
+	"github.com/onekube/onekube/cmd/internal/agentcli"
 )
 
 func newStatusCommand(stdout io.Writer) *cobra.Command {
@@ -25,11 +26,11 @@ func newStatusCommand(stdout io.Writer) *cobra.Command {
 		RunE: func(*cobra.Command, []string) error {
 			st, err := agent.ReadStatus(system.Root(root))
 			if err != nil {
-				return runFailure{err}
+				return agentcli.RunFailure{Err: err}
 			}
 			// A master running serve adds who acts, the join token's
 			// expiry, waiting VMs and Nodes without a VM.
-			sv, svErr := serve.ReadStatus(system.Root(root).Path(serve.StatusFile))
+			sv, svErr := servestatus.ReadStatus(system.Root(root).Path(servestatus.StatusFile))
 			if svErr != nil {
 				sv = nil
 			}
@@ -42,7 +43,7 @@ func newStatusCommand(stdout io.Writer) *cobra.Command {
 				}
 			}
 			if err != nil {
-				return runFailure{err}
+				return agentcli.RunFailure{Err: err}
 			}
 			return nil
 		},
@@ -53,10 +54,10 @@ func newStatusCommand(stdout io.Writer) *cobra.Command {
 }
 
 // writeStatusJSON is the agent's status with serve's beside it.
-func writeStatusJSON(w io.Writer, st *agent.Status, sv *serve.Status) error {
+func writeStatusJSON(w io.Writer, st *agent.Status, sv *servestatus.Status) error {
 	out := struct {
 		*agent.Status
-		Serve *serve.Status `json:"serve,omitempty"`
+		Serve *servestatus.Status `json:"serve,omitempty"`
 	}{st, sv}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

@@ -18,7 +18,7 @@ func runLive(out io.Writer, workers int, deployment string, timeout time.Duratio
 	}
 	defer os.RemoveAll(dir)
 
-	fmt.Fprintln(out, "building onekube-agent and the kubeadm/kubectl stand-ins...")
+	fmt.Fprintln(out, "building onekube-agent, onekubed and the kubeadm/kubectl stand-ins...")
 	bins, err := simcluster.Build(dir)
 	if err != nil {
 		return err

@@ -1,8 +1,8 @@
 // Package simcluster runs a simulated onekube service on one machine: the
 // OneGate/OneFlow simulator in-process, flow's rendered service template,
-// and one real onekube-agent process per VM with the kubeadm and kubectl
-// stand-ins first on PATH. The end-to-end tests and `make demo` use it; it
-// is test tooling and never shipped.
+// and one real onekube-agent process per VM (onekubed for serve and leave)
+// with the kubeadm and kubectl stand-ins first on PATH. The end-to-end
+// tests and `make demo` use it; it is test tooling and never shipped.
 package simcluster
 
 import (
@@ -16,12 +16,25 @@ import (
 
 // Binaries are the programs a cluster runs.
 type Binaries struct {
-	Agent      string // the onekube-agent binary
+	Agent      string // the onekube-agent binary (bootstrap, status)
+	Daemon     string // the onekubed binary (serve, lb, leave)
 	StandinDir string // holds the kubeadm and kubectl stand-ins
 }
 
-// Build compiles onekube-agent and the stand-ins into dir with one go build
-// (the module root is found from the go command).
+// For is the program that runs a subcommand, as the units run it:
+// onekubed's serve, lb and leave, onekube-agent's everything else.
+func (b Binaries) For(args []string) string {
+	if len(args) > 0 {
+		switch args[0] {
+		case "serve", "lb", "leave":
+			return b.Daemon
+		}
+	}
+	return b.Agent
+}
+
+// Build compiles onekube-agent, onekubed and the stand-ins into dir with
+// two go builds (the module root is found from the go command).
 func Build(dir string) (Binaries, error) {
 	root, err := moduleRoot()
 	if err != nil {
@@ -38,9 +51,10 @@ func Build(dir string) (Binaries, error) {
 		out  string
 		pkgs []string
 	}{
-		// -tags simclock: the agent reads the simulation's virtual clock
-		// when ONEKUBE_SIMCLOCK names it (living.go); otherwise the wall clock.
-		{agentDir, []string{"-tags", "simclock", "./cmd/onekube-agent"}},
+		// -tags simclock: both programs read the simulation's virtual
+		// clock when ONEKUBE_SIMCLOCK names it (living.go); otherwise the
+		// wall clock.
+		{agentDir, []string{"-tags", "simclock", "./cmd/onekube-agent", "./cmd/onekubed"}},
 		{standins, []string{"./agent/internal/standin/kubeadm", "./agent/internal/standin/kubectl"}},
 	}
 	for _, b := range builds {
@@ -52,7 +66,7 @@ func Build(dir string) (Binaries, error) {
 			return Binaries{}, fmt.Errorf("go build %s: %w\n%s", strings.Join(b.pkgs, " "), err, out.String())
 		}
 	}
-	return Binaries{Agent: filepath.Join(agentDir, "onekube-agent"), StandinDir: standins}, nil
+	return Binaries{Agent: filepath.Join(agentDir, "onekube-agent"), Daemon: filepath.Join(agentDir, "onekubed"), StandinDir: standins}, nil
 }
 
 func moduleRoot() (string, error) {

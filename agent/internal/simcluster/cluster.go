@@ -221,7 +221,7 @@ func (c *Cluster) exec(r *Run) error {
 	if r.Args == nil {
 		r.Args = append(append([]string{"bootstrap", "--context", r.VM.ContextFile, "--root", r.Root, "--log-format", "json"}, c.o.Args...), r.extra...)
 	}
-	cmd := exec.CommandContext(c.ctx, c.o.Bins.Agent, r.Args...)
+	cmd := exec.CommandContext(c.ctx, c.o.Bins.For(r.Args), r.Args...)
 	cmd.Env = c.env(r)
 	cmd.Stdout, cmd.Stderr = &r.output, &r.output
 	// Its own process group, so Kill and Close take the stand-ins the

@@ -16,15 +16,15 @@ import (
 //   - a real API server (agent/testbed/loopback) behind the stand-ins:
 //     the stand-in kubeadm creates init's token and every Node there and
 //     checks join tokens against it (env.VarKube);
-//   - on each master whose bootstrap succeeded, `onekube-agent serve`, as
+//   - on each master whose bootstrap succeeded, `onekubed serve`, as
 //     onekube-bootstrap.service's ExecStartPost starts it;
 //   - OpenNebula's soft terminate on scale-down: the VM's LCM_STATE goes
-//     SHUTDOWN, its serve is stopped and `onekube-agent leave` runs, as
+//     SHUTDOWN, its serve is stopped and `onekubed leave` runs, as
 //     systemd stopping onekube-serve and onekube-node would, then the VM
 //     is destroyed (Sim.PoweredOff), or at the simulator's timeout;
 //   - terminate-hard (TerminateHard): the VM's processes die with it;
-//   - a virtual clock (Advance) shared by the agents (built with -tags
-//     simclock), the stand-ins and the simulator.
+//   - a virtual clock (Advance) shared by onekube-agent and onekubed
+//     (built with -tags simclock), the stand-ins and the simulator.
 //
 // What stays real: every process and socket, OneGate's protocol, the API
 // server with its bootstrap authenticator, Node authorizer and

@@ -20,8 +20,8 @@ import (
 // ControlPlane is what a simulated HA cluster shares besides its VMs: a
 // real API server that serve's leader election and the bootstrap tokens it
 // mints live in, and a real etcd that holds the cluster's etcd membership
-// (the stand-in adds a member for each control plane; the agent's etcd
-// client lists and removes them). With it, every master runs `onekube-agent
+// (the stand-in adds a member for each control plane; serve's etcd
+// client lists and removes them). With it, every master runs `onekubed
 // serve` once its bootstrap succeeded, as onekube-serve.service does.
 type ControlPlane struct {
 	// Kubeconfig is an admin credential for the API server.
@@ -100,7 +100,7 @@ func StartEtcd(dir string) (url string, stop func(), err error) {
 	}
 }
 
-// startServe runs `onekube-agent serve` on a master whose bootstrap
+// startServe runs `onekubed serve` on a master whose bootstrap
 // succeeded, until the cluster closes or the VM is recreated.
 func (c *Cluster) startServe(r *Run) {
 	if c.o.ControlPlane == nil || r.VM.Role != "master" || r.Code != 0 {
@@ -126,7 +126,7 @@ func (c *Cluster) startServe(r *Run) {
 		return
 	}
 	s.Args = []string{"serve", "--context", r.VM.ContextFile, "--root", r.Root, "--kubeconfig", ServeKubeconfig, "--log-format", "json"}
-	cmd := exec.CommandContext(c.ctx, c.o.Bins.Agent, s.Args...)
+	cmd := exec.CommandContext(c.ctx, c.o.Bins.For(s.Args), s.Args...)
 	cmd.Env = c.env(s)
 	cmd.Stdout, cmd.Stderr = &s.output, &s.output
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

@@ -202,7 +202,7 @@ func lbUsage(t *testing.T, ctx context.Context, vm *testbed.VM) {
 	t.Helper()
 	const script = `for d in /proc/[0-9]*; do
   c=$(tr '\0' ' ' < $d/cmdline 2>/dev/null)
-  case "$c" in "onekube-agent lb"*)
+  case "$c" in "onekubed lb"*)
     echo "$(awk '{print $14+$15, $22}' $d/stat) $(awk '{print $1}' /proc/uptime) $(getconf CLK_TCK) $(awk '/VmRSS/{print $2}' $d/status)";;
   esac
 done`
@@ -218,7 +218,7 @@ done`
 	hz, _ := strconv.ParseFloat(f[3], 64)
 	rss, _ := strconv.Atoi(f[4])
 	life := up - start/hz
-	t.Logf("figure: onekube-agent lb on a master: %.2f s CPU over %.0f s (%.2f%% of one core), RSS %d MiB", ticks/hz, life, 100*ticks/hz/life, rss>>10)
+	t.Logf("figure: onekubed lb on a master: %.2f s CPU over %.0f s (%.2f%% of one core), RSS %d MiB", ticks/hz, life, 100*ticks/hz/life, rss>>10)
 }
 
 func waitUntil(t *testing.T, d time.Duration, what string, cond func() bool) {

@@ -90,7 +90,7 @@ func onSwitch(t *testing.T, b *testbed.Bed, env []string, name string, args ...s
 }
 
 // The whole path on the real control plane: a service bootstrapped by the
-// real agent and kubeadm; `onekube-agent serve` on the master, as its unit
+// real agent and kubeadm; `onekubed serve` on the master, as its unit
 // runs it, signing with the CA kubeadm made; the real onekube-flow on the
 // user's machine talking to oned and OneFlow; and the real kubectl with
 // the kubeconfig it wrote. Cluster-admin lists the Nodes, view cannot
@@ -107,7 +107,7 @@ func TestKubeconfigRealControlPlane(t *testing.T) {
 	mvm := s.VM(master.ID)
 
 	ctx, stop := context.WithCancel(context.Background())
-	serve, err := mvm.Command(ctx, nil, "onekube-agent", "serve", "--log-format", "text")
+	serve, err := mvm.Command(ctx, nil, "onekubed", "serve", "--log-format", "text")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func TestKubeconfigRealControlPlane(t *testing.T) {
 		stop()
 		_ = serve.Wait()
 		if t.Failed() {
-			t.Logf("onekube-agent serve:\n%s", serveLog.String())
+			t.Logf("onekubed serve:\n%s", serveLog.String())
 		}
 	})
 

@@ -24,7 +24,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	start := time.Now()
-	fmt.Printf("realbed: building onekube-agent, fakenode and vminit\n")
+	fmt.Printf("realbed: building onekube-agent, onekubed, fakenode and vminit\n")
 	bins, err = testbed.Prepare(testbed.DefaultVersion, dir)
 	if err != nil {
 		// Require reports it per test: a skip, or a failure under CI.

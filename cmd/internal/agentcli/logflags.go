@@ -1,4 +1,4 @@
-package main
+package agentcli
 
 import (
 	"fmt"
@@ -10,16 +10,17 @@ import (
 	"github.com/onekube/onekube/agent"
 )
 
-// logFlags are the --log-format and --log-level every subcommand takes.
-type logFlags struct{ format, level string }
+// LogFlags are the --log-format and --log-level every subcommand takes.
+type LogFlags struct{ format, level string }
 
-func (l *logFlags) register(fl *pflag.FlagSet) {
+// Register adds the flags to fl.
+func (l *LogFlags) Register(fl *pflag.FlagSet) {
 	fl.StringVar(&l.format, "log-format", agent.LogAuto, "auto, text, json or journal")
 	fl.StringVar(&l.level, "log-level", "info", "debug, info, warn or error")
 }
 
-// logger builds the logger the flags ask for; a bad value is a usage error.
-func (l *logFlags) logger(stderr io.Writer) (*slog.Logger, error) {
+// Logger builds the logger the flags ask for; a bad value is a usage error.
+func (l *LogFlags) Logger(stderr io.Writer) (*slog.Logger, error) {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(l.level)); err != nil {
 		return nil, fmt.Errorf("--log-level: %w", err)

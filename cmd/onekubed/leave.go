@@ -15,17 +15,18 @@ import (
 	"github.com/onekube/onekube/agent/leave"
 	"github.com/onekube/onekube/agent/state"
 	"github.com/onekube/onekube/agent/system"
+	"github.com/onekube/onekube/cmd/internal/agentcli"
 	vmcontext "github.com/onekube/onekube/context"
 )
 
-// leaveFlags are the flags of `onekube-agent leave`.
+// leaveFlags are the flags of `onekubed leave`.
 type leaveFlags struct {
 	root, contextFile, kubeconfig string
 	oneGateCAFile                 string
 	mode                          string
 	budget                        time.Duration
 	uncordon                      bool
-	log                           logFlags
+	log                           agentcli.LogFlags
 }
 
 func newLeaveCommand(stdout, stderr io.Writer) *cobra.Command {
@@ -42,12 +43,12 @@ func newLeaveCommand(stdout, stderr io.Writer) *cobra.Command {
 			"OneFlow lowers the role's cardinality.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			log, err := f.log.logger(stderr)
+			log, err := f.log.Logger(stderr)
 			if err != nil {
 				return err
 			}
 			if err := runLeave(cmd.Context(), f, stdout, log); err != nil {
-				return runFailure{err}
+				return agentcli.RunFailure{Err: err}
 			}
 			return nil
 		},
@@ -60,7 +61,7 @@ func newLeaveCommand(stdout, stderr io.Writer) *cobra.Command {
 	fl.StringVar(&f.mode, "mode", "auto", "auto (from OneGate's LCM_STATE), terminate, drain or none")
 	fl.DurationVar(&f.budget, "budget", leave.DefaultBudget, "deadline of the whole leave (KVM destroys the VM 180 s after the ACPI shutdown)")
 	fl.BoolVar(&f.uncordon, "uncordon", false, "undo a drain-only leave: lift the cordon leave made (onekube-node.service's ExecStart)")
-	f.log.register(fl)
+	f.log.Register(fl)
 	return cmd
 }
 

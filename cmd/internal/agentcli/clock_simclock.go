@@ -1,6 +1,6 @@
 //go:build simclock
 
-package main
+package agentcli
 
 import (
 	"os"
@@ -9,11 +9,12 @@ import (
 )
 
 // SimClockEnv names the virtual clock's file in the simulated cluster
-// (agent/internal/simcluster builds the agent with -tags simclock). No
-// production build has this: its clock is the wall clock.
+// (agent/internal/simcluster builds onekube-agent and onekubed with -tags
+// simclock). No production build has this: its clock is the wall clock.
 const SimClockEnv = "ONEKUBE_SIMCLOCK"
 
-func newClock() system.Clock {
+// NewClock reads the virtual clock SimClockEnv names, else the wall clock.
+func NewClock() system.Clock {
 	if p := os.Getenv(SimClockEnv); p != "" {
 		return system.FileClock{Path: p}
 	}

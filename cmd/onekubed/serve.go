@@ -20,14 +20,15 @@ import (
 	"github.com/onekube/onekube/agent/serve"
 	"github.com/onekube/onekube/agent/state"
 	"github.com/onekube/onekube/agent/system"
+	"github.com/onekube/onekube/cmd/internal/agentcli"
 	vmcontext "github.com/onekube/onekube/context"
 )
 
-// serveFlags are the flags of `onekube-agent serve`.
+// serveFlags are the flags of `onekubed serve`.
 type serveFlags struct {
 	root, contextFile, kubeconfig string
 	oneGateCAFile                 string
-	log                           logFlags
+	log                           agentcli.LogFlags
 	cleanupGrace                  time.Duration
 	// Ticks, hidden: tests shorten them (the defaults are the measured ones).
 	tokensFast, tokensIdle, publishEvery, cleanupEvery time.Duration
@@ -48,12 +49,12 @@ func newServeCommand(stderr io.Writer) *cobra.Command {
 			"It starts only after bootstrap succeeded, and keeps nothing a restart loses.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			log, err := f.log.logger(stderr)
+			log, err := f.log.Logger(stderr)
 			if err != nil {
 				return err
 			}
 			if err := runServe(cmd.Context(), f, log); err != nil {
-				return runFailure{err}
+				return agentcli.RunFailure{Err: err}
 			}
 			return nil
 		},
@@ -71,7 +72,7 @@ func newServeCommand(stderr io.Writer) *cobra.Command {
 	for _, h := range []string{"tokens-fast", "tokens-idle", "publish-every", "cleanup-every"} {
 		_ = fl.MarkHidden(h)
 	}
-	f.log.register(fl)
+	f.log.Register(fl)
 	return cmd
 }
 
@@ -119,7 +120,7 @@ func runServe(ctx context.Context, f serveFlags, log *slog.Logger) error {
 		identity = fmt.Sprintf("vm-%d", src.Creds.VMID)
 	}
 
-	clock := newClock()
+	clock := agentcli.NewClock()
 	cp, closeCP, err := controlPlaneLoop(ctx, f, root, og, cs, src.Creds.VMID, identity, log)
 	if err != nil {
 		return err

@@ -17,13 +17,14 @@ import (
 	"github.com/onekube/onekube/agent/lb"
 	"github.com/onekube/onekube/agent/lb/lbconfig"
 	"github.com/onekube/onekube/agent/system"
+	"github.com/onekube/onekube/cmd/internal/agentcli"
 	vmcontext "github.com/onekube/onekube/context"
 )
 
-// lbFlags are the flags of `onekube-agent lb`.
+// lbFlags are the flags of `onekubed lb`.
 type lbFlags struct {
 	root, contextFile, listen, config, kubeconfig string
-	log                                           logFlags
+	log                                           agentcli.LogFlags
 }
 
 func newLBCommand(stderr io.Writer) *cobra.Command {
@@ -38,12 +39,12 @@ func newLBCommand(stderr io.Writer) *cobra.Command {
 			"With ONEAPP_K8S_CONTROL_PLANE_EP set, it exits at once: the user's endpoint is used.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			log, err := f.log.logger(stderr)
+			log, err := f.log.Logger(stderr)
 			if err != nil {
 				return err
 			}
 			if err := runLB(cmd.Context(), f, log); err != nil {
-				return runFailure{err}
+				return agentcli.RunFailure{Err: err}
 			}
 			return nil
 		},
@@ -54,7 +55,7 @@ func newLBCommand(stderr io.Writer) *cobra.Command {
 	fl.StringVar(&f.listen, "listen", vmcontext.LocalBalancer, "address to balance on (the controlPlaneEndpoint)")
 	fl.StringVar(&f.config, "config", lbconfig.ConfigFile, "backends file (under --root)")
 	fl.StringVar(&f.kubeconfig, "kubeconfig", agent.KubeletConfFile, "credential to read the endpoints default/kubernetes with (under --root)")
-	f.log.register(fl)
+	f.log.Register(fl)
 	return cmd
 }
 
