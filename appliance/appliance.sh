@@ -14,7 +14,9 @@
 # `onekube-agent bootstrap` after one-context has finished (see its unit), so
 # configure and bootstrap only prepare the host and check the hand-over. The
 # agent reports READY=YES through OneGate itself; the VM templates must not
-# set REPORT_READY (onekube-flow never does).
+# set REPORT_READY (onekube-flow never does). What runs afterwards, the
+# local API balancer, serve on masters and leave at shutdown, is onekubed
+# (onekube-lb, onekube-serve and onekube-node.service).
 #
 # Every download goes through onekube_fetch and onekube_image_pull, the
 # Kubernetes packages come from ONEKUBE_K8S_REPO, and the one step that needs

@@ -18,7 +18,7 @@ SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct HEAD)}
 export SOURCE_DATE_EPOCH
 NFPM=${NFPM:-.tools/nfpm}
 
-for b in onekube-agent onekube-flow; do
+for b in onekube-agent onekubed onekube-flow; do
 	[[ -x $ONEKUBE_BIN/$b ]] || { echo "package: $ONEKUBE_BIN/$b missing; run make build" >&2; exit 1; }
 done
 

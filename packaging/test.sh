@@ -87,6 +87,7 @@ check_mode() {
 	[[ $got == "$2 $3" ]] || fail "$1: mode/owner $got, want $2 $3"
 }
 check_mode /usr/bin/onekube-agent 755 root:root
+check_mode /usr/bin/onekubed 755 root:root
 check_mode /usr/bin/onekube-flow 755 root:root
 for u in $UNIT "${LIVE_UNITS[@]}"; do
 	check_mode "/usr/lib/systemd/system/$u" 644 root:root
@@ -102,10 +103,17 @@ for u in "${LIVE_UNITS[@]}"; do
 done
 # The git version is stamped with -ldflags: `--version` (cobra's flag) or the
 # `version` subcommand must print it.
-for b in onekube-agent onekube-flow; do
+for b in onekube-agent onekubed onekube-flow; do
 	got=$(chroot "$root" "/usr/bin/$b" --version 2>&1) || got=$(chroot "$root" "/usr/bin/$b" version 2>&1) ||
 		fail "$b: neither --version nor version works: $got"
 	[[ $got == *"$VERSION"* ]] || fail "$b prints version '$got', want it to contain $VERSION"
+done
+# Every program a unit runs is installed (verify below ignores "is not
+# executable": the stand-in units name programs the root lacks).
+for u in $UNIT onekube-lb.service "${LIVE_UNITS[@]}"; do
+	while read -r p; do
+		[[ -x $root$p ]] || fail "$u runs $p, which the package does not install"
+	done < <(sed -n 's/^Exec[A-Za-z]*=[-@:+!]*\(\/[^ ]*\).*/\1/p' "packaging/systemd/$u")
 done
 # The unit's EnvironmentFile must be readable by systemd's parser as shipped.
 for v in ONEKUBE_AGENT_ARGS ONEKUBE_SERVE_ARGS ONEKUBE_LEAVE_ARGS; do
@@ -138,7 +146,9 @@ rm "$root/etc/systemd/system/$UNIT"
 
 stamp "dpkg -r, dpkg -P"
 chroot "$root" dpkg -r onekube >"$work/dpkg.log" 2>&1 || { cat "$work/dpkg.log" >&2; fail "dpkg -r"; }
-[[ ! -e $root/usr/bin/onekube-agent ]] || fail "dpkg -r left /usr/bin/onekube-agent"
+for b in onekube-agent onekubed onekube-flow; do
+	[[ ! -e $root/usr/bin/$b ]] || fail "dpkg -r left /usr/bin/$b"
+done
 for u in $UNIT "${LIVE_UNITS[@]}"; do
 	[[ ! -e $root/etc/systemd/system/multi-user.target.wants/$u ]] || fail "dpkg -r left $u enabled"
 done

@@ -27,6 +27,9 @@ inspect_install() {
 	want_file /etc/apt/keyrings 755
 	want_file /etc/apt/keyrings/kubernetes-apt-keyring.gpg 644
 	want_file /etc/apt/sources.list.d/kubernetes.list 644
+	# The onekube package: the bootstrap agent and the daemon its units run.
+	want_file /usr/bin/onekube-agent 755
+	want_file /usr/bin/onekubed 755
 	grep -Eq "^ *SystemdCgroup = true$" "$root/etc/containerd/config.toml" || fail "containerd: SystemdCgroup not true"
 	grep -Eq '^ *sandbox = "registry.k8s.io/pause:3.10"$' "$root/etc/containerd/config.toml" ||
 		fail "containerd: sandbox image not kubeadm's pause"
