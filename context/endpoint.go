@@ -9,7 +9,7 @@ import (
 )
 
 // LocalBalancer is the control-plane endpoint when ONEAPP_K8S_CONTROL_PLANE_EP
-// is empty: every node runs `onekube-agent lb` there, in front of all
+// is empty: every node runs `onekubed lb` there, in front of all
 // masters' API servers (docs/architecture.md §3). Port 6444 because the API
 // server itself holds 6443 on a master.
 const LocalBalancer = "127.0.0.1:6444"

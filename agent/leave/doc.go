@@ -1,4 +1,4 @@
-// Package leave is `onekube-agent leave`: a node taking itself out of the
+// Package leave is `onekubed leave`: a node taking itself out of the
 // cluster while its VM shuts down (onekube-node.service's ExecStop).
 //
 // What to do comes from OneGate's LCM_STATE for this VM: SHUTDOWN means

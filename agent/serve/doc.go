@@ -1,4 +1,4 @@
-// Package serve is `onekube-agent serve`: the loops that keep a cluster
+// Package serve is `onekubed serve`: the loops that keep a cluster
 // alive after bootstrap, on every master.
 //
 // Each loop is level-triggered, in the manner of Kubernetes' own small

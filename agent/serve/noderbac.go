@@ -11,7 +11,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 )
 
-// A node leaving the cluster (`onekube-agent leave`) drains itself with
+// A node leaving the cluster (`onekubed leave`) drains itself with
 // its own credential, kubelet.conf. The Node authorizer lets a node cordon
 // itself and evict its own pods, but not delete its Node (kubernetes
 // plugin/pkg/auth/authorizer/rbac/bootstrappolicy NodeRules: nodes get

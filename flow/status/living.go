@@ -10,7 +10,7 @@ import (
 	vmcontext "github.com/onekube/onekube/context"
 )
 
-// Living is what a master's `onekube-agent serve` published: whether it
+// Living is what a master's `onekubed serve` published: whether it
 // acts, the join token's expiry (never the token), and, on the acting
 // master, the VMs waiting to join, the Nodes whose VM is gone and any
 // clean-up it refused.

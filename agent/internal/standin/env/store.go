@@ -173,7 +173,7 @@ func (a *APIServer) writeJSON(name string, v any) error {
 const balancerFile = "/var/lib/onekube/lb.json"
 
 // dialBalancer is a loopback endpoint: the calling host's own
-// `onekube-agent lb`, which forwards to the first backend in its file whose
+// `onekubed lb`, which forwards to the first backend in its file whose
 // API server answers (the real one round-robins; any live one serves the
 // same cluster). No file means nothing listens there.
 func dialBalancer(endpoint string) (*APIServer, error) {
