@@ -50,6 +50,24 @@ func TestBenchReportShort(t *testing.T) {
 			t.Errorf("%s: %.3f× the limit, goal ≤ 1.10", n, r.Ratio())
 		}
 	}
+	// Issue 14's OneGate goals at the sizes CI can afford (the full report
+	// shows N = 500): a straight worker costs at most 6 requests and 8 KB;
+	// a worker sees the publish within one close poll (2 s); the load stays
+	// at N/2 requests a second, give or take the master's own requests
+	// and a slot at a bucket's edge.
+	for _, n := range []string{"N=10 straight", "N=50 straight"} {
+		if r := byRun[n]; r.MaxReqPerWorker > 6 || r.BytesPerWorker > 8000 {
+			t.Errorf("%s: up to %d requests and %.0f B per worker, goal ≤ 6 and ≤ 8 KB", n, r.MaxReqPerWorker, r.BytesPerWorker)
+		}
+	}
+	if r := byRun["N=50 none"]; r.PublishToLastJoin > 2*time.Second {
+		t.Errorf("N=50 none: publish → last join start %s, goal ≤ 2 s", r.PublishToLastJoin)
+	}
+	for name, r := range byRun {
+		if limit := r.Workers/2 + 4; r.PeakRPS > limit {
+			t.Errorf("%s: peak %d OneGate requests a second, goal about N/2 (≤ %d here)", name, r.PeakRPS, limit)
+		}
+	}
 	// Flat in N: requests per worker, and bytes besides discovery (the
 	// service document lists every VM by design).
 	for _, mode := range []string{None, Straight} {
