@@ -31,6 +31,8 @@ func TestExitCodes(t *testing.T) {
 		"no context":              {[]string{"bootstrap", "--root", root, "--context", root + "/missing.sh", "--log-format", "text"}, agentcli.ExitFailure, "reading the VM context"},
 		"status empty root":       {[]string{"status", "--root", root}, agentcli.ExitOK, "bootstrapped: no"},
 		"status json":             {[]string{"status", "--json", "--root", root}, agentcli.ExitOK, `"bootstrapped": false`},
+		"serve moved":             {[]string{"serve", "--root", root}, agentcli.ExitUsage, "run `onekubed serve`"},
+		"leave moved":             {[]string{"leave"}, agentcli.ExitUsage, "run `onekubed leave`"},
 	}
 	for name, c := range cases {
 		var out, errb bytes.Buffer

@@ -16,5 +16,5 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 			"OneGate; every other VM waits for it and runs kubeadm join. What keeps the\n"+
 			"cluster alive afterwards (serve, lb, leave) is onekubed.",
 		stdout, stderr,
-		newBootstrapCommand(stderr), newStatusCommand(stdout))
+		append([]*cobra.Command{newBootstrapCommand(stderr), newStatusCommand(stdout)}, newMovedCommands()...)...)
 }
