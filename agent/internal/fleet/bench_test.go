@@ -68,6 +68,28 @@ func TestBenchReportShort(t *testing.T) {
 			t.Errorf("%s: peak %d OneGate requests a second, goal about N/2 (≤ %d here)", name, r.PeakRPS, limit)
 		}
 	}
+	// What each worker asks, exactly: in a straight deployment its own VM,
+	// the master OneFlow named, its READY; in a none deployment also the
+	// short service document once, wait-master, and polls of the master
+	// VM alone. No other route, and never the extended document.
+	for name, r := range byRun {
+		n := r.Workers
+		want := map[string][2]int{"GET /vm": {n, n}, "GET /vms/:id": {n, n}, "PUT /vm": {n, n}}
+		if r.Deployment == None {
+			want = map[string][2]int{"GET /vm": {n, n}, "GET /service": {n, n}, "PUT /vm": {n, 2 * n}, "GET /vms/:id": {n, 40 * n}}
+		}
+		for route, got := range r.Routes {
+			w, ok := want[route]
+			if !ok || got < w[0] || got > w[1] {
+				t.Errorf("%s: workers made %d %s, want %d to %d (all: %v)", name, got, route, w[0], w[1], r.Routes)
+			}
+		}
+		for route := range want {
+			if _, ok := r.Routes[route]; !ok {
+				t.Errorf("%s: no worker made %s (all: %v)", name, route, r.Routes)
+			}
+		}
+	}
 	// Flat in N: requests per worker, and bytes besides discovery (the
 	// service document lists every VM by design).
 	for _, mode := range []string{None, Straight} {
