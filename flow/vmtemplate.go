@@ -67,13 +67,16 @@ func nicAttr(n Network) oneAttr {
 	return vector("NIC", pair("NAME", "NIC0"), pair("NETWORK_MODE", "auto"))
 }
 
-// contextAttr is the VM template's CONTEXT. A straight-deployment worker's
-// also references $ONEKUBE_MASTER_VM_ID: oned resolves it from the VM's own
-// attributes, where 6.x's vm_template_contents puts "${master.vm.id}" as
-// evaluated by OneFlow (contents6). In 7.x the role's template_contents
-// CONTEXT sets the key itself and wins the deep merge, so the reference is
-// never seen; a VM made from this template without OneFlow gets "", which
-// the agent reads as absent.
+// contextAttr is the VM template's CONTEXT. With a straight deployment it
+// also references $ONEKUBE_MASTER_VM_ID, in every role's template: oned
+// resolves it from the VM's own attributes, where 6.x's
+// vm_template_contents puts "${master.vm.id}" as evaluated by OneFlow
+// (contents6), for workers only. A master, or a VM made from this template
+// without OneFlow, gets "": oned writes nothing for an attribute the VM
+// lacks (insert_single, src/parsers/vm_var_syntax.y), and the agent reads
+// "" as absent. Every role carries it because the marketplace appliance
+// has one template, the master's, for both roles. In 7.x the role's
+// template_contents CONTEXT sets the key itself and wins the deep merge.
 func contextAttr(spec Spec, inputs []UserInput, role string) oneAttr {
 	as := []oneAttr{
 		pair("NETWORK", "YES"),
@@ -84,7 +87,7 @@ func contextAttr(spec Spec, inputs []UserInput, role string) oneAttr {
 		pair(vmcontext.KeyRoleName, "$"+vmcontext.KeyRoleName),
 		pair(vmcontext.KeyMasterRole, "$"+vmcontext.KeyMasterRole),
 	}
-	if masterRef(spec, role) {
+	if spec.Service.Deployment == "straight" {
 		as = append(as, pair(vmcontext.KeyMasterVMID, "$"+vmcontext.KeyMasterVMID))
 	}
 	for _, u := range inputs {

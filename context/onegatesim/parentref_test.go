@@ -3,6 +3,7 @@ package onegatesim
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"testing"
 
 	vmcontext "github.com/onekube/onekube/context"
@@ -74,8 +75,9 @@ func TestParentRefPaths(t *testing.T) {
 // TestMasterVMIDFromFlow: a worker of flow's straight-deployment service
 // gets the master's VM ID in CONTEXT, in 7.x through template_contents and
 // in 6.x through a top-level attribute its VM template's CONTEXT references
-// (TemplateContexts: no copying of 6.x attributes). With deployment "none"
-// no VM gets the key.
+// (TemplateContexts: no copying of 6.x attributes). The master's CONTEXT
+// references it too and gets "", as oned writes nothing for an attribute
+// the VM lacks. With deployment "none" no VM gets the key.
 func TestMasterVMIDFromFlow(t *testing.T) {
 	for _, c := range []struct {
 		version    string
@@ -88,7 +90,7 @@ func TestMasterVMIDFromFlow(t *testing.T) {
 		{"6.10", flow.Version6, "none"},
 	} {
 		t.Run(c.version+" "+c.deployment, func(t *testing.T) {
-			h, svc := flowService(t, c.version, c.model, c.deployment, flow.RoleWorker)
+			h, svc := flowService(t, c.version, c.model, c.deployment, flow.RoleWorker, nil)
 			masters := h.sim.RoleVMs(svc, flow.RoleMaster)
 			if len(masters) != 1 {
 				t.Fatalf("masters: %v", masters)
@@ -112,15 +114,17 @@ func TestMasterVMIDFromFlow(t *testing.T) {
 					t.Errorf("worker %d: %s set (%q) with deployment none", w.ID, vmcontext.KeyMasterVMID, got)
 				}
 			}
-			if got, ok := h.sim.Context(masters[0].ID)[vmcontext.KeyMasterVMID]; ok {
-				t.Errorf("master: %s = %q", vmcontext.KeyMasterVMID, got)
+			if got := h.sim.Context(masters[0].ID)[vmcontext.KeyMasterVMID]; got != "" {
+				t.Errorf("master: %s = %q, want empty", vmcontext.KeyMasterVMID, got)
 			}
 		})
 	}
-	// 6.x: the attribute alone does not reach CONTEXT; the worker VM
-	// template's reference does.
+	// 6.x: the attribute alone does not reach CONTEXT; the VM template's
+	// reference does.
 	t.Run("6.10 without the reference", func(t *testing.T) {
-		h, svc := flowService(t, "6.10", flow.Version6, "straight", flow.RoleMaster)
+		h, svc := flowService(t, "6.10", flow.Version6, "straight", flow.RoleWorker, func(ctx map[string]string) {
+			delete(ctx, vmcontext.KeyMasterVMID)
+		})
 		h.ready(h.sim.RoleVMs(svc, flow.RoleMaster)[0].ID)
 		if err := h.sim.WaitRoleVMs(ctxTimeout(t), svc, flow.RoleWorker, 2); err != nil {
 			t.Fatal(err)
@@ -133,12 +137,28 @@ func TestMasterVMIDFromFlow(t *testing.T) {
 			t.Errorf("%s missing from the user template", vmcontext.KeyMasterVMID)
 		}
 	})
+	// The marketplace appliance's one VM template is the master's: its
+	// reference serves the workers too.
+	t.Run("6.10 marketplace, the master's template for both roles", func(t *testing.T) {
+		h, svc := flowService(t, "6.10", flow.Version6, "straight", flow.RoleMaster, nil)
+		m := h.sim.RoleVMs(svc, flow.RoleMaster)[0]
+		h.ready(m.ID)
+		if err := h.sim.WaitRoleVMs(ctxTimeout(t), svc, flow.RoleWorker, 2); err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range h.sim.RoleVMs(svc, flow.RoleWorker) {
+			if got := h.sim.Context(w.ID)[vmcontext.KeyMasterVMID]; got != fmt.Sprint(m.ID) {
+				t.Errorf("worker %d: %s = %q, want %d", w.ID, vmcontext.KeyMasterVMID, got, m.ID)
+			}
+		}
+	})
 }
 
 // flowService instantiates flow's default cluster (deployment, OneFlow
-// model) in a simulated OpenNebula version, each role's VM template CONTEXT
+// from flow.RenderVMTemplate (the worker's from workerTmpl's template, then
+// editWorker when set).
 // from flow.RenderVMTemplate (the worker's from workerTmpl's template).
-func flowService(t *testing.T, version string, model flow.OneFlowVersion, deployment, workerTmpl string) (*harness, int) {
+func flowService(t *testing.T, version string, model flow.OneFlowVersion, deployment, workerTmpl string, editWorker func(map[string]string)) (*harness, int) {
 	t.Helper()
 	const masterTmplID, workerTmplID = 11, 12
 	spec := flow.DefaultSpec()
@@ -159,7 +179,10 @@ func flowService(t *testing.T, version string, model flow.OneFlowVersion, deploy
 		if !ok || !a.isVector() {
 			t.Fatalf("%s VM template without CONTEXT:\n%s", role, text)
 		}
-		contexts[id] = a.vector
+		contexts[id] = maps.Clone(a.vector)
+		if id == workerTmplID && editWorker != nil {
+			editWorker(contexts[id])
+		}
 	}
 	tmpl, err := flow.RenderService(spec, model)
 	if err != nil {
