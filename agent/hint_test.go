@@ -95,14 +95,15 @@ func TestWaitingWorkerAnnouncesItself(t *testing.T) {
 }
 
 // TestHintedMasterDown: OneFlow names the oldest master even when it is
-// powered off (its vm.info still answers), and after a scale-up that
-// master may have no token published. The worker reads the service after
-// that first look and joins through a master that has join data, instead
-// of waiting serviceRefresh on the one it was told about.
+// powered off (its vm.info still answers, READY=YES from its boot, no
+// token). The worker reads the service after that first look and joins
+// through a master that has join data, instead of waiting serviceRefresh
+// on the one it was told about.
 func TestHintedMasterDown(t *testing.T) {
 	og := newService(8, []int{3, 4}, []int{8})
 	og.publishMasterData(4, goodToken, goodHash)
-	og.vms[3].UserTemplate[vmcontext.KeyReady] = "YES" // READY from its boot, no token any more
+	og.vms[3].UserTemplate[vmcontext.KeyReady] = "YES"
+	og.vms[3].State, og.vms[3].LCMState = onegate.StatePoweroff, 0
 	h := newHarness(t, og)
 	first := 3
 	h.cfg.MasterVMID = &first
@@ -114,5 +115,50 @@ func TestHintedMasterDown(t *testing.T) {
 	}
 	if elapsed := h.clock.Now().Sub(testEpoch); elapsed > h.tun.MaxPollInterval {
 		t.Errorf("joined after %s, want within one backoff", elapsed)
+	}
+}
+
+// TestHintedMasterWithoutToken: a running, READY master without a token
+// (serve erased it while nobody waited) is not a reason to read the
+// service: the worker announces it waits and polls that master until
+// serve has minted one.
+func TestHintedMasterWithoutToken(t *testing.T) {
+	og := newService(8, []int{3}, []int{8})
+	og.publishMasterData(3, goodToken, goodHash)
+	delete(og.vms[3].UserTemplate, vmcontext.KeyPubToken)
+	og.beforeGetVMByID = func(f *fakeOneGate, id, n int) {
+		if n == 3 && f.vms[8].UserTemplate[vmcontext.KeyPubPhase] == PhaseWaitMaster { // f.mu is held
+			f.vms[3].UserTemplate[vmcontext.KeyPubToken] = goodToken
+		}
+	}
+	h := newHarness(t, og)
+	master := 3
+	h.cfg.MasterVMID = &master
+	if err := h.run(); err != nil {
+		t.Fatalf("bootstrap: %v\n%s", err, h.logs)
+	}
+	if og.calls["GetService"] != 0 || h.kadm.count("join") != 1 {
+		t.Errorf("service read %d times, joined %d times", og.calls["GetService"], h.kadm.count("join"))
+	}
+}
+
+// TestHintedMasterHung: a guest that hung stays RUNNING in oned, READY from
+// its boot, and its serve mints nothing. After hintPatience the worker
+// reads the service and joins through another master.
+func TestHintedMasterHung(t *testing.T) {
+	og := newService(8, []int{3, 4}, []int{8})
+	og.publishMasterData(4, goodToken, goodHash)
+	og.vms[3].UserTemplate[vmcontext.KeyReady] = "YES"
+	h := newHarness(t, og)
+	first := 3
+	h.cfg.MasterVMID = &first
+	if err := h.run(); err != nil {
+		t.Fatalf("bootstrap: %v\n%s", err, h.logs)
+	}
+	if og.calls["GetService"] != 1 || h.kadm.count("join") != 1 {
+		t.Errorf("service read %d times, joined %d times", og.calls["GetService"], h.kadm.count("join"))
+	}
+	if elapsed := h.clock.Now().Sub(testEpoch); elapsed < hintPatience || elapsed > hintPatience+h.tun.MaxPollInterval {
+		t.Errorf("joined after %s, want after the %s patience and within one backoff", elapsed, hintPatience)
 	}
 }

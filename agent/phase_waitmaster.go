@@ -19,6 +19,13 @@ import (
 // the master may have been replaced (a new VM ID) while it waited.
 const serviceRefresh = 5 * time.Minute
 
+// hintPatience is how long a worker waits on the master its context names
+// while that master runs, READY, without a token for it: serve mints one
+// for a waiting VM within a tokens tick and a publish tick (30 s + 3 s).
+// Past it, that master's serve is taken for dead (a guest that hung stays
+// RUNNING in oned) and the service is read for the others.
+const hintPatience = 40 * time.Second
+
 // waitMaster polls the master role's VMs (GET /vms/:id, lowest ID first)
 // until one is READY with valid join data, for at most the master timeout,
 // paced by the initializing master's published estimate (pace.go). It
@@ -44,8 +51,10 @@ func waitMaster(ctx context.Context, d Data) error {
 		next:    func(now time.Time) time.Duration { return pace.next(now, eta) },
 	}
 	lastRead := d.Clock().Now()
+	firstLook := lastRead
 	toldStale := false
-	err := w.run(ctx, func(ctx context.Context) error {
+	var look func(ctx context.Context) error
+	look = func(ctx context.Context) error {
 		if d.Clock().Now().Sub(lastRead) >= serviceRefresh {
 			refreshMasters(ctx, d)
 			lastRead = d.Clock().Now()
@@ -53,6 +62,7 @@ func waitMaster(ctx context.Context, d Data) error {
 		}
 		var why []string
 		eta = time.Time{}
+		hintAlive := false
 		for i, id := range n.MasterIDs {
 			vm, err := d.OneGate().GetVMByID(ctx, id)
 			if errors.Is(err, ErrUnauthorized) {
@@ -64,6 +74,7 @@ func waitMaster(ctx context.Context, d Data) error {
 			}
 			if i == 0 {
 				eta = publishedETA(vm)
+				hintAlive = isReady(vm) && running(vm)
 			}
 			m, reason := readyMaster(vm, d.Config().Port)
 			if reason == "" {
@@ -88,20 +99,28 @@ func waitMaster(ctx context.Context, d Data) error {
 		if len(why) == 0 {
 			why = append(why, "the service lists no master VM")
 		}
-		if n.MasterHint {
-			// The master OneFlow named has nothing for this worker: gone
-			// (404), not of this service (400), down (OneFlow names the
-			// oldest master even when powered off), or waiting for serve
-			// to mint a token (a scale-up). The service lists the others;
-			// reading it now costs one document, waiting serviceRefresh
-			// would cost minutes.
-			d.Log().Info("the master the context names has no join data; reading the service for the others", "master_vm", n.MasterIDs[0])
+		if n.MasterHint && (!hintAlive || d.Clock().Now().Sub(firstLook) >= hintPatience) {
+			// The master OneFlow named cannot serve this worker: gone
+			// (404), not of this service (400), not running (OneFlow
+			// names the oldest master even when it is powered off, READY
+			// from its boot), or silent past hintPatience. The service
+			// lists the others; reading it now costs one document,
+			// waiting serviceRefresh minutes. A running, READY master
+			// without a token is first given that patience: its serve
+			// mints one for a waiting VM within a tick.
+			d.Log().Info("the master the context names cannot serve this worker; reading the service for the others", "master_vm", n.MasterIDs[0])
 			refreshMasters(ctx, d)
 			lastRead = d.Clock().Now()
 			w.expired = fmt.Errorf("%w (master VMs %s)", ErrMasterTimeout, idList(n.MasterIDs))
+			if !n.MasterHint {
+				// The service answered: look at every master now,
+				// not a backoff later.
+				return look(ctx)
+			}
 		}
 		return Retryable(errors.New(strings.Join(why, "; ")))
-	})
+	}
+	err := w.run(ctx, look)
 	if err != nil {
 		return err
 	}
@@ -281,4 +300,9 @@ func idList(ids []int) string {
 		s[i] = strconv.Itoa(id)
 	}
 	return strings.Join(s, ", ")
+}
+
+// running reports whether OneGate shows vm ACTIVE/RUNNING.
+func running(vm *onegate.VM) bool {
+	return vm.State == onegate.StateActive && vm.LCMState == onegate.LCMRunning
 }
