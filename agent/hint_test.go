@@ -3,6 +3,7 @@ package agent
 import (
 	"net/http"
 	"testing"
+	"time"
 
 	vmcontext "github.com/onekube/onekube/context"
 	"github.com/onekube/onekube/context/onegate"
@@ -38,32 +39,68 @@ func TestStraightWorkerSkipsTheService(t *testing.T) {
 	}
 }
 
-// TestStaleMasterHint: the context names a master OneGate no longer knows
-// (recreated, or scaled down before this worker booted); the worker reads
-// the service at once, not after serviceRefresh, and joins the master the
-// service lists.
-func TestStaleMasterHint(t *testing.T) {
-	for _, status := range []int{http.StatusNotFound, http.StatusBadRequest} {
-		t.Run(http.StatusText(status), func(t *testing.T) {
-			og := newService(8, []int{3}, []int{8, 9})
-			og.publishMasterData(3, goodToken, goodHash)
-			og.fail = func(op string, n int) error {
-				if op == "GetVMByID" && n == 1 {
-					return &onegate.Error{Method: http.MethodGet, Path: "/vms/2", Status: status}
-				}
-				return nil
+// TestMasterHintFallback: the master the context names is where a
+// straight worker looks first; when that master cannot serve it, the
+// worker reads the service once and joins through another, at once or
+// after hintPatience, and a master that will serve it costs no read.
+func TestMasterHintFallback(t *testing.T) {
+	notOurs := func(status int) func(op string, n int) error {
+		return func(op string, n int) error {
+			if op == "GetVMByID" && n == 1 {
+				return &onegate.Error{Method: http.MethodGet, Path: "/vms/3", Status: status}
 			}
+			return nil
+		}
+	}
+	for _, c := range []struct {
+		name string
+		// setup makes VM 3, the named master, what the case says; VM 4
+		// is another master with join data unless setup says otherwise.
+		setup        func(og *fakeOneGate)
+		serviceReads int
+		after        time.Duration // joined no sooner
+		within       time.Duration // and no later than this
+	}{
+		{"gone (404): read the service at once", func(og *fakeOneGate) { og.fail = notOurs(http.StatusNotFound) },
+			1, 0, time.Second},
+		{"not of this service (400): read the service at once", func(og *fakeOneGate) { og.fail = notOurs(http.StatusBadRequest) },
+			1, 0, time.Second},
+		{"powered off, READY from its boot: read the service at once", func(og *fakeOneGate) {
+			og.vms[3].UserTemplate[vmcontext.KeyReady] = "YES"
+			og.vms[3].State, og.vms[3].LCMState = onegate.StatePoweroff, 0
+		}, 1, 0, time.Second},
+		{"hung, still RUNNING in oned: read the service after the patience", func(og *fakeOneGate) {
+			og.vms[3].UserTemplate[vmcontext.KeyReady] = "YES"
+			// The patience is checked at a poll: up to one backoff (30 s
+			// ±50%) past it.
+		}, 1, hintPatience, hintPatience + 3*DefaultMaxPollInterval/2},
+		{"running, its serve mints a token for the waiting worker: no read", func(og *fakeOneGate) {
+			og.publishMasterData(3, goodToken, goodHash)
+			delete(og.vms[3].UserTemplate, vmcontext.KeyPubToken)
+			delete(og.vms[4].UserTemplate, vmcontext.KeyPubToken)
+			og.beforeGetVMByID = func(f *fakeOneGate, id, n int) {
+				// f.mu is held: the template, not f.ut.
+				if n == 3 && f.vms[8].UserTemplate[vmcontext.KeyPubPhase] == PhaseWaitMaster {
+					f.vms[3].UserTemplate[vmcontext.KeyPubToken] = goodToken
+				}
+			}
+		}, 0, 0, hintPatience},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			og := newService(8, []int{3, 4}, []int{8})
+			og.publishMasterData(4, goodToken, goodHash)
+			c.setup(og)
 			h := newHarness(t, og)
-			stale := 2
-			h.cfg.MasterVMID = &stale
+			named := 3
+			h.cfg.MasterVMID = &named
 			if err := h.run(); err != nil {
 				t.Fatalf("bootstrap: %v\n%s", err, h.logs)
 			}
-			if og.calls["GetService"] != 1 || h.kadm.count("join") != 1 {
-				t.Errorf("service read %d times, joined %d times", og.calls["GetService"], h.kadm.count("join"))
+			if og.calls["GetService"] != c.serviceReads || h.kadm.count("join") != 1 {
+				t.Errorf("service read %d times (want %d), joined %d times", og.calls["GetService"], c.serviceReads, h.kadm.count("join"))
 			}
-			if elapsed := h.clock.Now().Sub(testEpoch); elapsed > h.tun.MaxPollInterval {
-				t.Errorf("joined after %s: the stale hint was not dropped at once", elapsed)
+			if took := h.clock.Now().Sub(testEpoch); took < c.after || took > c.within {
+				t.Errorf("joined after %s, want %s to %s", took, c.after, c.within)
 			}
 		})
 	}
@@ -91,74 +128,5 @@ func TestWaitingWorkerAnnouncesItself(t *testing.T) {
 	}
 	if waits != 1 || og.calls["GetVMByID"] != 4 {
 		t.Errorf("wait-master published %d times over %d polls, want once", waits, og.calls["GetVMByID"])
-	}
-}
-
-// TestHintedMasterDown: OneFlow names the oldest master even when it is
-// powered off (its vm.info still answers, READY=YES from its boot, no
-// token). The worker reads the service after that first look and joins
-// through a master that has join data, instead of waiting serviceRefresh
-// on the one it was told about.
-func TestHintedMasterDown(t *testing.T) {
-	og := newService(8, []int{3, 4}, []int{8})
-	og.publishMasterData(4, goodToken, goodHash)
-	og.vms[3].UserTemplate[vmcontext.KeyReady] = "YES"
-	og.vms[3].State, og.vms[3].LCMState = onegate.StatePoweroff, 0
-	h := newHarness(t, og)
-	first := 3
-	h.cfg.MasterVMID = &first
-	if err := h.run(); err != nil {
-		t.Fatalf("bootstrap: %v\n%s", err, h.logs)
-	}
-	if og.calls["GetService"] != 1 || h.kadm.count("join") != 1 {
-		t.Errorf("service read %d times, joined %d times", og.calls["GetService"], h.kadm.count("join"))
-	}
-	if elapsed := h.clock.Now().Sub(testEpoch); elapsed > h.tun.MaxPollInterval {
-		t.Errorf("joined after %s, want within one backoff", elapsed)
-	}
-}
-
-// TestHintedMasterWithoutToken: a running, READY master without a token
-// (serve erased it while nobody waited) is not a reason to read the
-// service: the worker announces it waits and polls that master until
-// serve has minted one.
-func TestHintedMasterWithoutToken(t *testing.T) {
-	og := newService(8, []int{3}, []int{8})
-	og.publishMasterData(3, goodToken, goodHash)
-	delete(og.vms[3].UserTemplate, vmcontext.KeyPubToken)
-	og.beforeGetVMByID = func(f *fakeOneGate, id, n int) {
-		if n == 3 && f.vms[8].UserTemplate[vmcontext.KeyPubPhase] == PhaseWaitMaster { // f.mu is held
-			f.vms[3].UserTemplate[vmcontext.KeyPubToken] = goodToken
-		}
-	}
-	h := newHarness(t, og)
-	master := 3
-	h.cfg.MasterVMID = &master
-	if err := h.run(); err != nil {
-		t.Fatalf("bootstrap: %v\n%s", err, h.logs)
-	}
-	if og.calls["GetService"] != 0 || h.kadm.count("join") != 1 {
-		t.Errorf("service read %d times, joined %d times", og.calls["GetService"], h.kadm.count("join"))
-	}
-}
-
-// TestHintedMasterHung: a guest that hung stays RUNNING in oned, READY from
-// its boot, and its serve mints nothing. After hintPatience the worker
-// reads the service and joins through another master.
-func TestHintedMasterHung(t *testing.T) {
-	og := newService(8, []int{3, 4}, []int{8})
-	og.publishMasterData(4, goodToken, goodHash)
-	og.vms[3].UserTemplate[vmcontext.KeyReady] = "YES"
-	h := newHarness(t, og)
-	first := 3
-	h.cfg.MasterVMID = &first
-	if err := h.run(); err != nil {
-		t.Fatalf("bootstrap: %v\n%s", err, h.logs)
-	}
-	if og.calls["GetService"] != 1 || h.kadm.count("join") != 1 {
-		t.Errorf("service read %d times, joined %d times", og.calls["GetService"], h.kadm.count("join"))
-	}
-	if elapsed := h.clock.Now().Sub(testEpoch); elapsed < hintPatience || elapsed > hintPatience+h.tun.MaxPollInterval {
-		t.Errorf("joined after %s, want after the %s patience and within one backoff", elapsed, hintPatience)
 	}
 }
