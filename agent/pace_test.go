@@ -133,3 +133,30 @@ func FuzzPublishedETA(f *testing.F) {
 		}
 	})
 }
+
+// TestPacerClockSkew: each VM has its own clock, and the estimate is a time
+// on the master's. A worker whose clock is off by S still sees the publish
+// within ClosePoll + |S|, plus half of what an early master overestimated.
+func TestPacerClockSkew(t *testing.T) {
+	t.Parallel()
+	tun := DefaultTunables()
+	start := time.Unix(1_800_000_000, 0) // master's clock
+	eta := start.Add(60 * time.Second)
+	for _, skew := range []time.Duration{-30 * time.Second, -time.Second, 0, time.Second, 30 * time.Second} {
+		for _, publish := range []time.Duration{45 * time.Second, 60 * time.Second, 75 * time.Second} {
+			pub := start.Add(publish)
+			worst := time.Duration(0)
+			for id := 100; id < 150; id++ {
+				p := newPacer(id, &tun, systemtest.NewClock(start))
+				at := start // real (master) time of the next poll
+				for at.Before(pub) {
+					at = at.Add(p.next(at.Add(skew), eta))
+				}
+				worst = max(worst, at.Sub(pub))
+			}
+			if bound := tun.ClosePoll + skew.Abs() + max(0, eta.Sub(pub))/2; worst > bound {
+				t.Errorf("skew %s, publish at +%s: seen %s after it, want at most %s", skew, publish, worst, bound)
+			}
+		}
+	}
+}
