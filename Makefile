@@ -44,8 +44,8 @@ bench: ## the micro-benchmarks quoted in the README
 bench-report: ## time to ready and OneGate cost at N = 10/100/500 (virtual clock), one table
 	$(GO) run ./agent/internal/benchreport $(BENCH_FLAGS)
 
-bench-readme: ## bench-report, written into README.md's Measured section
-	$(GO) run ./agent/internal/benchreport -readme README.md $(BENCH_FLAGS)
+bench-readme: ## bench-report, written into docs/measured.md
+	$(GO) run ./agent/internal/benchreport -readme docs/measured.md $(BENCH_FLAGS)
 
 # agent/testbed/build.sh: a scratch module requiring k8s.io/kubernetes at the
 # tag with upstream's staging replaces pinned to the matching v0.x tags, one

@@ -1,7 +1,7 @@
 // Command benchreport runs the fleet benchmarks of issue 14 (`make
 // bench-report`): 1 master + N workers in-process on a virtual clock, with
 // production tunables, and prints one markdown table. With -readme it
-// rewrites that table into README.md's "Measured" section instead.
+// rewrites that table into docs/measured.md's bench-report block instead.
 package main
 
 import (
@@ -17,7 +17,7 @@ import (
 
 func main() {
 	short := flag.Bool("short", false, "N = 10 and 50 only (as CI runs it)")
-	readme := flag.String("readme", "", "rewrite the bench-report block of this README instead of printing")
+	readme := flag.String("readme", "", "rewrite the bench-report block of this Markdown file (docs/measured.md) instead of printing")
 	seed := flag.Uint64("seed", fleet.DefaultSeed, "seed of OneFlow's delay G")
 	flag.Parse()
 	if flag.NArg() > 0 {

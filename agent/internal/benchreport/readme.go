@@ -6,7 +6,7 @@ import (
 	"os"
 )
 
-// The README block `make bench-readme` owns.
+// The block of docs/measured.md that `make bench-readme` owns.
 const (
 	beginMarker = "<!-- bench-report:begin -->"
 	endMarker   = "<!-- bench-report:end -->"
