@@ -18,24 +18,24 @@ import (
 func main() {
 	short := flag.Bool("short", false, "N = 10 and 50 only (as CI runs it)")
 	readme := flag.String("readme", "", "rewrite the bench-report block of this Markdown file (docs/measured.md) instead of printing")
-	seed := flag.Uint64("seed", fleet.DefaultSeed, "seed of OneFlow's delay G")
+	g := flag.Duration("g", fleet.DefaultModel().G, "G, OneFlow noticing the master's READY (its update event; 30s is the poll fallback)")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintln(os.Stderr, "benchreport: no arguments expected")
 		os.Exit(2)
 	}
-	if err := run(os.Stdout, os.Stderr, *short, *readme, *seed); err != nil {
+	if err := run(os.Stdout, os.Stderr, *short, *readme, *g); err != nil {
 		fmt.Fprintln(os.Stderr, "benchreport:", err)
 		os.Exit(1)
 	}
 }
 
-func run(out, progress io.Writer, short bool, readme string, seed uint64) error {
+func run(out, progress io.Writer, short bool, readme string, g time.Duration) error {
 	start := time.Now()
 	var results []*fleet.Result
 	for _, cfg := range fleet.Matrix(short) {
 		cfg.Model = fleet.DefaultModel()
-		cfg.Model.Seed = seed
+		cfg.Model.G = g
 		res, err := fleet.Run(context.Background(), cfg)
 		if err != nil {
 			return fmt.Errorf("%s: %w", cfg, err)

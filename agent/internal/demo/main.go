@@ -19,7 +19,7 @@ import (
 func main() {
 	workers := flag.Int("workers", 3, "worker VMs")
 	deployment := flag.String("deployment", fleet.Straight, `OneFlow deployment: "straight" (workers after the master is READY, flow's default) or "none" (all at once)`)
-	seed := flag.Uint64("seed", fleet.DefaultSeed, "seed of G, OneFlow's delay in noticing READY (straight)")
+	g := flag.Duration("g", fleet.DefaultModel().G, "G, OneFlow noticing the master's READY in straight mode (its update event; 30s is the poll fallback)")
 	live := flag.Bool("live", false, "real onekube-agent processes and stand-ins, waits scaled down, wall-clock timeline")
 	timeout := flag.Duration("timeout", 2*time.Minute, "give up after this long (real time)")
 	flag.Parse()
@@ -27,7 +27,7 @@ func main() {
 	if *live {
 		err = runLive(os.Stdout, *workers, *deployment, *timeout)
 	} else {
-		err = runVirtual(os.Stdout, *workers, *deployment, *seed, *timeout)
+		err = runVirtual(os.Stdout, *workers, *deployment, *g, *timeout)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "demo:", err)

@@ -106,7 +106,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	defer clock.Close()
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = 1024 // every agent wakes at once: reuse, do not churn ports
-	f := &fleet{cfg: cfg, dir: dir, ca: ca, clock: clock, g: cfg.Model.G(), base: tr, vms: map[int]*vmRun{}}
+	f := &fleet{cfg: cfg, dir: dir, ca: ca, clock: clock, g: cfg.Model.G, base: tr, vms: map[int]*vmRun{}}
 
 	// Each role on its own VM template, whose CONTEXT the VMs see as oned
 	// builds it: ROLE_NAME (workers spread their start), and a straight
