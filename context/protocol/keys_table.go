@@ -1,0 +1,31 @@
+package protocol
+
+// Keys is docs/trust.md's table, row for row (TestTrustTableMatchesDocs).
+// A new OneGate key gets a row in both before any code reads it.
+var Keys = []Key{
+	{Name: "`VM ID`", Writer: "oned (the caller's token)", Readers: "agent, onekubed", Trust: Vouched, ForgerGet: "nothing", Status: Held},
+	{Name: "`STATE`, `LCM_STATE`", Writer: "oned", Readers: "agent, onekubed, flow status", Trust: Vouched, ForgerGet: "nothing", Status: Held},
+	{Name: "`NIC addresses`", Writer: "oned", Readers: "agent (master address check), onekubed", Trust: Vouched, ForgerGet: "nothing", Status: Held},
+	{Name: "`roles[].nodes`", Writer: "OneFlow", Readers: "agent (master discovery), flow status", Trust: Vouched, ForgerGet: "nothing", Status: Held},
+	{Name: "`ROLE_NAME`", Writer: "oned at instantiate; any VM after", Readers: "agent (its own role, node name prefix)", Trust: ClaimTrust, ForgerGet: "a worker that boots as a would-be control plane", Status: Open},
+	{Name: "`SERVICE_ID`", Writer: "oned at instantiate; any VM after", Readers: "agent (which service), OneGate", Trust: ClaimTrust, ForgerGet: "reads and writes in another service of the same owner", Status: Open},
+	{Name: "`ONEKUBE_MASTER_VM_ID`", Writer: "owner (CONTEXT, from `${master.vm.id}`)", Readers: "straight workers", Trust: Owner, ForgerGet: "a stale or hand-edited hint; checked against the master role", Status: Held},
+	{Name: "`ONEKUBE_KUBECONFIG_USERS`", Writer: "owner (CONTEXT of the masters)", Readers: "onekubed", Trust: Owner, ForgerGet: "nothing: read from the master's own CONTEXT", Status: Held},
+	{Name: "`ONEGATE_K8S_MASTER`", Writer: "the initializing master", Readers: "workers, flow status", Trust: ClaimTrust, ForgerGet: "nothing: a worker accepts only an address among that VM's own NICs", Status: Held},
+	{Name: "`ONEGATE_K8S_PORT`", Writer: "the initializing master", Readers: "workers, flow status", Trust: ClaimTrust, ForgerGet: "a failed join", Status: Held},
+	{Name: "`ONEGATE_K8S_TOKEN`", Writer: "masters (bootstrap, serve)", Readers: "workers, joining masters", Trust: ClaimTrust, ForgerGet: "a failed join (a rewritten token); reading it is a join the cluster expects", Status: Held},
+	{Name: "`ONEGATE_K8S_HASH`", Writer: "the initializing master", Readers: "workers", Trust: ClaimTrust, ForgerGet: "a redirected join where NICs can be spoofed (the CA pin is a claim)", Status: Open},
+	{Name: "`ONEGATE_K8S_TOKEN_EXPIRES`", Writer: "masters (serve)", Readers: "workers", Trust: ClaimTrust, ForgerGet: "a join not started, or started with a dying token", Status: Held},
+	{Name: "`ONEGATE_K8S_ETA`", Writer: "masters", Readers: "workers (poll pacing)", Trust: ClaimTrust, ForgerGet: "at most a minute between polls", Status: Held},
+	{Name: "`ONEGATE_K8S_PHASE`", Writer: "every VM (its own)", Readers: "onekubed (who waits), workers, flow status", Trust: ClaimTrust, ForgerGet: "a join token minted for a VM that claims to wait", Status: Open},
+	{Name: "`ONEGATE_K8S_ERROR`", Writer: "every VM (its own)", Readers: "workers (a failed master), flow status", Trust: ClaimTrust, ForgerGet: "a worker that stops waiting", Status: Held},
+	{Name: "`READY`", Writer: "every VM (its own)", Readers: "OneFlow, workers, flow status", Trust: ClaimTrust, ForgerGet: "OneFlow deploys the children early; workers treat the VM as done", Status: Held},
+	{Name: "`ONEGATE_K8S_NODE_NAME`", Writer: "every VM (its own)", Readers: "onekubed leave, flow status", Trust: ClaimTrust, ForgerGet: "a wrong name in status", Status: Held},
+	{Name: "`ONEGATE_K8S_KIND`, `ONEGATE_K8S_ENDPOINT`", Writer: "masters", Readers: "agent, flow status", Trust: ClaimTrust, ForgerGet: "a wrong line in status", Status: Held},
+	{Name: "`ONEGATE_K8S_CP_RECIPIENT`", Writer: "a joining master", Readers: "the acting master", Trust: ClaimTrust, ForgerGet: "the certificate key, sealed to the forger's key, and so the CA keys", Status: Open},
+	{Name: "`ONEGATE_K8S_CERT_KEY`", Writer: "the acting master", Readers: "the joining master", Trust: ClaimTrust, ForgerGet: "a failed control-plane join (the grant is sealed)", Status: Held},
+	{Name: "`ONEGATE_K8S_SERVE`, `_SERVE_ERROR`, `_WAITING`, `_NODES_WITHOUT_VM`", Writer: "masters (serve)", Readers: "flow status, onekube-agent status", Trust: ClaimTrust, ForgerGet: "a wrong line in status (values are masked and bounded)", Status: Held},
+	{Name: "`ONEGATE_K8S_ETCD`, `_ETCD_ERROR`", Writer: "the acting master", Readers: "flow status", Trust: ClaimTrust, ForgerGet: "a wrong line in status", Status: Held},
+	{Name: "`ONEKUBE_KUBECONFIG_REQ_*`", Writer: "the user's onekube-flow (any VM can write one)", Readers: "onekubed", Trust: ClaimTrust, ForgerGet: "a kubeconfig sealed to a listed user only, never to the forger", Status: Held},
+	{Name: "`ONEKUBE_KUBECONFIG_ANS_*`", Writer: "the acting master", Readers: "onekube-flow", Trust: ClaimTrust, ForgerGet: "nothing: the CLI checks the answer against the API server", Status: Held},
+}
