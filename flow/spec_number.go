@@ -59,6 +59,7 @@ func checkDecimal(s string, frac bool) error {
 		return nil
 	}
 	lower := strings.ToLower(body)
+	word := strings.TrimPrefix(strings.TrimPrefix(lower, "+"), ".") // YAML spells them .nan, .inf
 	switch {
 	case s == "":
 		return errors.New("empty: want a decimal number")
@@ -66,7 +67,7 @@ func checkDecimal(s string, frac bool) error {
 		return errors.New("want a whole number")
 	case len(lower) > 1 && lower[0] == '0' && strings.ContainsRune("xob", rune(lower[1])):
 		return errors.New("hexadecimal, octal and binary are not accepted: write the number in decimal")
-	case lower == "nan" || strings.TrimPrefix(lower, "+") == "inf" || strings.TrimPrefix(lower, "+") == "infinity":
+	case word == "nan" || word == "inf" || word == "infinity":
 		return errors.New("not a finite number")
 	case strings.Contains(lower, "e") && strings.Trim(lower, "0123456789.e+-") == "":
 		return errors.New("exponents are not accepted: write the number in decimal, e.g. 0.5")

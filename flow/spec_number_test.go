@@ -38,6 +38,7 @@ func TestParseDecimal(t *testing.T) {
 		{in: "1e-300", intErr: "exponents", fltErr: "exponents"},
 		{in: "NaN", intErr: "not a finite", fltErr: "not a finite"},
 		{in: "-Infinity", intErr: "not a finite", fltErr: "not a finite"},
+		{in: "-.inf", intErr: "not a finite", fltErr: "not a finite"},
 		{in: "1_000", intErr: "_ separators", fltErr: "_ separators"},
 		{in: "", intErr: "empty", fltErr: "empty"},
 		{in: "-", intErr: "want a decimal integer", fltErr: "want a decimal number"},
