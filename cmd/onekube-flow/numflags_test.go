@@ -37,6 +37,12 @@ func TestNumberFlags(t *testing.T) {
 		{[]string{"--master-cpu", "0.5"}, 0, `"CPU": "0.5"`, ""},
 		{[]string{"--master-template-id", "0", "--workers", "0"}, 0, `"template_id": 0`, ""},
 		{[]string{"--network-id", "-1"}, 1, "", "network.id: -1 is not a virtual network ID"},
+		// Decimal, yet not a CPU share oned accounts for; and a name
+		// through a flag gets the spec's text checks.
+		{[]string{"--master-cpu", "0.001"}, 1, "", "master.cpu: 0.001: want at least 0.01"},
+		{[]string{"--worker-cpu", "0.125"}, 1, "", "worker.cpu: 0.125: at most two decimals"},
+		{[]string{"--name", "k8s\x1b[2J"}, 1, "", `metadata.name: "k8s\x1b[2J": OpenNebula names cannot contain the control character '\x1b'`},
+		{[]string{"--description", "k8s\x00"}, 1, "", `metadata.description: control character '\x00' at byte 3`},
 	}
 	for _, tc := range cases {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
