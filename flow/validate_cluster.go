@@ -14,8 +14,13 @@ func (c *checker) cluster(root jnode, v OneFlowVersion, opts ValidateOptions) {
 	c.masters(root, roles, v)
 	c.inputs(root, roles, v)
 	nets := c.networks(root)
+	names := make(map[string]bool, len(roles))
+	for _, r := range roles {
+		names[r.name] = true
+	}
 	for _, r := range roles {
 		c.contents(r, v, nets)
+		c.parentRefs(r, names, v)
 		for _, k := range []string{"template_id", "vm_template"} {
 			if id, ok := r.node.get(k); ok {
 				if n, ok := (&checker{}).asInt(id); ok && n < 0 {
