@@ -10,6 +10,11 @@ import (
 // cluster runs the checks the server does not do.
 func (c *checker) cluster(root jnode, v OneFlowVersion, opts ValidateOptions) {
 	roles := collectRoles(root)
+	if rs, _ := root.get("roles"); rs.v != nil {
+		if arr, ok := rs.arr(); ok && len(arr) == 0 {
+			c.ps.warnf(rs.path, "no roles: the service deploys nothing")
+		}
+	}
 	c.graph(root, roles)
 	c.masters(root, roles, v)
 	c.inputs(root, roles, v)
