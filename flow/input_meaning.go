@@ -5,6 +5,8 @@ import (
 	"net/netip"
 	"regexp"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // The meaning of the service-wide inputs the agent interprets, as the lead's
@@ -90,6 +92,15 @@ func checkObjectName(s string) error {
 	}
 	if i := strings.IndexAny(s, invalidNameChars); i >= 0 {
 		return fmt.Errorf("OpenNebula names cannot contain %q", s[i:i+1])
+	}
+	// oned refuses only some (above); the rest are as invisible and as
+	// unlikely to be meant, and its XML cannot carry most of them.
+	if i := strings.IndexFunc(s, unicode.IsControl); i >= 0 {
+		r, _ := utf8.DecodeRuneInString(s[i:])
+		return fmt.Errorf("OpenNebula names cannot contain the control character %q", r)
+	}
+	if !utf8.ValidString(s) {
+		return fmt.Errorf("not valid UTF-8")
 	}
 	return nil
 }

@@ -2,8 +2,10 @@ package flow
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	vmcontext "github.com/onekube/onekube/context"
@@ -40,6 +42,7 @@ func CheckSpec(s Spec) []Problem {
 		}
 	}
 	checkLimits(&ps, s)
+	checkSpecText(&ps, s)
 	checkKubernetes(&ps, s)
 	checkNetwork(&ps, s.Network)
 	checkRole(&ps, RoleMaster, s.Master)
@@ -126,9 +129,7 @@ func checkRole(ps *problems, name string, r Role) {
 	if r.TemplateID != nil && *r.TemplateID < 0 {
 		ps.errorf(name+".templateID", "%d is not a VM template ID", *r.TemplateID)
 	}
-	if r.CPU <= 0 {
-		ps.errorf(name+".cpu", "%g: want more than 0", r.CPU)
-	}
+	checkCPU(ps, name+".cpu", r.CPU)
 	if r.VCPU < 1 {
 		ps.errorf(name+".vcpu", "%d: want 1 or more", r.VCPU)
 	}
@@ -178,6 +179,21 @@ func checkRole(ps *problems, name string, r Role) {
 				ps.warnf(path+".startTime", "%v", err)
 			}
 		}
+	}
+}
+
+// checkCPU: oned counts a VM's CPU in hundredths of a core, truncating
+// (sr.cpu = (int)(fcpu * 100) in VirtualMachine::get_capacity,
+// src/vm/VirtualMachine.cc): below 0.01 the VM reserves nothing on its
+// host, and a third decimal is dropped. +Inf is left to the MaxCPU limit.
+func checkCPU(ps *problems, path string, cpu float64) {
+	text := strconv.FormatFloat(cpu, 'g', -1, 64)
+	_, frac, _ := strings.Cut(strconv.FormatFloat(cpu, 'f', -1, 64), ".")
+	switch {
+	case !(cpu >= MinCPU): // NaN too
+		ps.errorf(path, "%s: want at least %g: oned counts CPU in hundredths of a core", text, MinCPU)
+	case !math.IsInf(cpu, 0) && len(frac) > 2:
+		ps.errorf(path, "%s: at most two decimals: oned counts CPU in hundredths of a core and drops the rest", text)
 	}
 }
 

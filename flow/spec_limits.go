@@ -16,6 +16,8 @@ const (
 	// MaxCPU and MaxVCPU bound a VM's CPU share and virtual CPUs.
 	MaxCPU  = 1024
 	MaxVCPU = 1024
+	// MinCPU is the smallest CPU share oned accounts for (checkCPU).
+	MinCPU = 0.01
 	// MaxMemoryMB is 16 TiB, MaxDiskMB 64 TiB.
 	MaxMemoryMB = 16 << 20
 	MaxDiskMB   = 64 << 20

@@ -22,6 +22,9 @@ func ParseSpec(data []byte) (Spec, error) {
 	if len(data) > MaxSpecSize {
 		return Spec{}, fmt.Errorf("%w: %d bytes: a spec file has at most %d", ErrSpec, len(data), MaxSpecSize)
 	}
+	if err := checkSpecNumbers(data); err != nil {
+		return Spec{}, err
+	}
 	js, err := yaml.YAMLToJSONStrict(data)
 	if err != nil {
 		return Spec{}, fmt.Errorf("%w: %v", ErrSpec, err)

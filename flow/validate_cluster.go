@@ -10,12 +10,22 @@ import (
 // cluster runs the checks the server does not do.
 func (c *checker) cluster(root jnode, v OneFlowVersion, opts ValidateOptions) {
 	roles := collectRoles(root)
+	if rs, _ := root.get("roles"); rs.v != nil {
+		if arr, ok := rs.arr(); ok && len(arr) == 0 {
+			c.ps.warnf(rs.path, "no roles: the service deploys nothing")
+		}
+	}
 	c.graph(root, roles)
 	c.masters(root, roles, v)
 	c.inputs(root, roles, v)
 	nets := c.networks(root)
+	names := make(map[string]bool, len(roles))
+	for _, r := range roles {
+		names[r.name] = true
+	}
 	for _, r := range roles {
 		c.contents(r, v, nets)
+		c.parentRefs(r, names, v)
 		for _, k := range []string{"template_id", "vm_template"} {
 			if id, ok := r.node.get(k); ok {
 				if n, ok := (&checker{}).asInt(id); ok && n < 0 {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"strconv"
+	"strings"
 )
 
 // Keys that only one data model has.
@@ -27,7 +28,7 @@ func (c *checker) model(root jnode, v OneFlowVersion) OneFlowVersion {
 	old := oldFormat(root)
 	exported := old && exported7(root)
 	switch {
-	case v == Version6 && (exported || (!old && is7(root))):
+	case v == Version6 && (exported || (!old && roles7(root))):
 		c.ps.errorf("$", "a 7.x document (roles with type, template_id or template_contents): OneFlow 6.x requires vm_template and ignores the 7.x keys (NICs, sizes, user inputs); render it with --oneflow 6")
 		if !exported {
 			c.checkMix(root)
@@ -39,6 +40,9 @@ func (c *checker) model(root jnode, v OneFlowVersion) OneFlowVersion {
 		return Version7
 	}
 	c.checkMix(root)
+	if v == Version6 {
+		c.ignored7(root)
+	}
 	switch {
 	case v == VersionAuto && old:
 		return Version6
@@ -96,12 +100,11 @@ func exported7(root jnode) bool {
 	return any7
 }
 
-// is7 reports a document written for 7.x: a role with 7.x keys, or
-// service-level user inputs.
-func is7(root jnode) bool {
-	if root.has("user_inputs") || root.has("user_inputs_values") {
-		return true
-	}
+// roles7 reports a document whose roles are written for 7.x. Service-level
+// user inputs alone do not make one: the 6.x server ignores them as it
+// ignores any extra key (ignored7), and a document without roles, which
+// it accepts, would otherwise be called a 7.x one.
+func roles7(root jnode) bool {
 	roles, _ := root.get("roles")
 	arr, _ := roles.arr()
 	for i := range arr {
@@ -110,6 +113,17 @@ func is7(root jnode) bool {
 		}
 	}
 	return false
+}
+
+// ignored7 warns about the service-level 7.x keys of a document checked
+// against 6.x, whose server keeps but never reads them
+// (allow_extra_properties, oneflow.md §2).
+func (c *checker) ignored7(root jnode) {
+	for _, k := range []string{"user_inputs", "user_inputs_values"} {
+		if root.has(k) {
+			c.ps.warnf(childPath(root.path, k), "a 7.x key, which OneFlow 6.x ignores (its user inputs are %s)", strings.Replace(k, "user_inputs", "custom_attrs", 1))
+		}
+	}
 }
 
 func hasAny(n jnode, keys []string) bool {

@@ -47,20 +47,20 @@ func (f *specFlags) register(fs *pflag.FlagSet) {
 		{"master", &f.masters, &f.mastersMin, &f.mastersMax, &f.masterTemplateID, &f.masterVCPU, &f.masterMemory, &f.masterDisk, &f.masterImageID, &f.masterCPU, &f.masterTemplateName, &f.masterImage},
 		{"worker", &f.workers, &f.workersMin, &f.workersMax, &f.workerTemplateID, &f.workerVCPU, &f.workerMemory, &f.workerDisk, &f.workerImageID, &f.workerCPU, &f.workerTemplateName, &f.workerImage},
 	} {
-		fs.IntVar(r.count, r.role+"s", 0, "number of "+r.role+" VMs (cardinality)")
-		fs.IntVar(r.lo, r.role+"s-min", 0, r.role+" role min_vms")
-		fs.IntVar(r.hi, r.role+"s-max", 0, r.role+" role max_vms")
-		fs.IntVar(r.id, r.role+"-template-id", 0, "existing VM template ID for the "+r.role+" role")
+		decimalInt(fs, r.count, r.role+"s", "number of "+r.role+" VMs (cardinality)")
+		decimalInt(fs, r.lo, r.role+"s-min", r.role+" role min_vms")
+		decimalInt(fs, r.hi, r.role+"s-max", r.role+" role max_vms")
+		decimalInt(fs, r.id, r.role+"-template-id", "existing VM template ID for the "+r.role+" role")
 		fs.StringVar(r.tname, r.role+"-template-name", "", "name of the "+r.role+" VM template to register (default <name>-"+r.role+")")
-		fs.Float64Var(r.cpu, r.role+"-cpu", 0, r.role+" CPU (physical share, may be fractional)")
-		fs.IntVar(r.vcpu, r.role+"-vcpu", 0, r.role+" virtual CPUs")
-		fs.IntVar(r.mem, r.role+"-memory", 0, r.role+" memory in MB")
-		fs.IntVar(r.disk, r.role+"-disk-size", 0, r.role+" disk size in MB (0: the image's size)")
+		decimalFloat(fs, r.cpu, r.role+"-cpu", r.role+" CPU (physical share, may be fractional)")
+		decimalInt(fs, r.vcpu, r.role+"-vcpu", r.role+" virtual CPUs")
+		decimalInt(fs, r.mem, r.role+"-memory", r.role+" memory in MB")
+		decimalInt(fs, r.disk, r.role+"-disk-size", r.role+" disk size in MB (0: the image's size)")
 		fs.StringVar(r.image, r.role+"-image", "", r.role+" disk image name")
-		fs.IntVar(r.img, r.role+"-image-id", 0, r.role+" disk image ID")
+		decimalInt(fs, r.img, r.role+"-image-id", r.role+" disk image ID")
 	}
 	fs.StringVar(&f.network, "network", "", `OneFlow network input name the NICs use (default "Private")`)
-	fs.IntVar(&f.networkID, "network-id", 0, "default virtual network ID for the nodes")
+	decimalInt(fs, &f.networkID, "network-id", "default virtual network ID for the nodes")
 	fs.StringVar(&f.networkCIDR, "network-cidr", "", "the nodes' CIDR, checked against the pod and service networks")
 	// Kept, hidden, so that an old script gets the reason rather than
 	// "unknown flag": the image carries one Kubernetes release.
@@ -69,7 +69,7 @@ func (f *specFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.podsNetwork, "pods-network", "", "pod network CIDR (default 10.244.0.0/16)")
 	fs.StringVar(&f.servicesNetwork, "services-network", "", "service network CIDR (default 10.96.0.0/12)")
 	fs.StringVar(&f.cni, "cni", "", "CNI plugin: flannel, calico or none (default flannel)")
-	fs.IntVar(&f.apiPort, "api-port", 0, "Kubernetes API server port (default 6443)")
+	decimalInt(fs, &f.apiPort, "api-port", "Kubernetes API server port (default 6443)")
 	fs.StringVar(&f.apiAddress, "api-address", "", "NIC for Kubernetes traffic: a CIDR (e.g. 10.0.0.0/24) or a virtual network name (default: the first NIC)")
 	fs.StringArrayVar(&f.userInputs, "user-input", nil, "extra user input NAME=M|type|description|params|default (repeatable)")
 }

@@ -15,7 +15,8 @@ func (a *app) validateCmd() *cobra.Command {
 		Long: `Check a service template, rendered or hand-written, against the OneFlow
 server's rules for its version (auto-detected or forced with --oneflow), and
 the problems the server does not catch: duplicate JSON keys, missing or
-cyclic parents, roles that never deploy, an even master count, overlapping
+cyclic parents, a ${role.…} reference it would blank because the role is
+not a parent, roles that never deploy, an even master count, overlapping
 CIDRs, malformed user inputs, a node name prefix or NIC selector the agent
 would refuse, 6.x/7.x mixes, and what the server silently rewrites (the
 marketplace-exported form of a 7.x template, a 6.x role converted to
