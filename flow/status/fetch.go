@@ -118,6 +118,7 @@ func (f *Fetcher) Fetch(ctx context.Context, id int) (Report, error) {
 	if err != nil {
 		return Report{}, fmt.Errorf("reading service %d: %w", id, err)
 	}
+	svc = svc.redact()
 	vms, notRead := f.readVMs(ctx, svc)
 	if notRead < len(vms) {
 		if err := noneReadable(vms); err != nil {

@@ -55,6 +55,17 @@ func (v VM) redact(tokens ...vmcontext.Secret) VM {
 	return v
 }
 
+// redact bounds and masks the names OneFlow gave, as a VM's texts are:
+// whoever wrote the service template chose them.
+func (s Service) redact() Service {
+	s.Name = vmcontext.MaskTokens(bound(s.Name))
+	s.Roles = append([]Role(nil), s.Roles...)
+	for i := range s.Roles {
+		s.Roles[i].Name = vmcontext.MaskTokens(bound(s.Roles[i].Name))
+	}
+	return s
+}
+
 // eachString replaces every string field of the struct v (and each string
 // of a []string field), recursing into struct fields, with f of it.
 func eachString(v reflect.Value, f func(string) string) {

@@ -74,6 +74,15 @@ func TestRedactEveryField(t *testing.T) {
 	checkStrings(t, reflect.ValueOf(got), "VM")
 }
 
+func TestServiceRedact(t *testing.T) {
+	t.Parallel()
+	svc := Service{Name: strings.Repeat("k", MaxValue) + token, Roles: []Role{{Name: "w " + strings.ToUpper(token)}}}
+	got := svc.redact()
+	if len(got.Name) > MaxValue || !strings.HasSuffix(got.Name, CutMark) || got.Roles[0].Name != "w "+vmcontext.Mask || svc.Roles[0].Name == got.Roles[0].Name {
+		t.Errorf("%.40q… / %q (the input's roles must stay as they were)", got.Name, got.Roles[0].Name)
+	}
+}
+
 // setStrings sets every string field of the struct v, nested ones too, to
 // s and counts them.
 func setStrings(v reflect.Value, s string) int {
