@@ -69,6 +69,16 @@ func TestStatusDeadline(t *testing.T) {
 		t.Errorf("wait: code %d after %d sleeps\nstdout: %s\nstderr: %s", code, sleeps, out, errs)
 	}
 
+	// OneFlow hangs: the service itself is not read in time, an error (1)
+	// that says which bound passed.
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
+	t.Cleanup(slow.Close)
+	e.env["ONEFLOW_URL"] = slow.URL
+	code, _, errs = e.run(t, nil, "status", "12", "--deadline", "300ms")
+	if code != exitFailed || !strings.Contains(errs, "reading service 12") || !strings.Contains(errs, "(the 300ms bound passed: raise --deadline or --wait)") {
+		t.Errorf("hung OneFlow: code %d, stderr %s", code, errs)
+	}
+
 	// Flags: a deadline must be positive; help documents it.
 	if code, _, errs := e.run(t, nil, "status", "12", "--deadline", "0s"); code != exitUsage || !strings.Contains(errs, "--deadline 0s") {
 		t.Errorf("--deadline 0s: code %d, %s", code, errs)

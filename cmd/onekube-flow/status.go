@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -99,7 +100,7 @@ could not be read, or --deadline or --wait passed first).`,
 				r, err = f.Wait(ctx, id, status.Poll{Sleep: a.sleep, Progress: progress(a.stderr)})
 			}
 			if err != nil {
-				if ctx.Err() != nil {
+				if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 					return fmt.Errorf("%w (the %s bound passed: raise --deadline or --wait)", err, whole)
 				}
 				return err
