@@ -41,7 +41,10 @@ func ReadStatus(root system.Root) (*Status, error) {
 		return nil, err
 	}
 	// Errors were redacted when saved; mask again with every token this
-	// node knows (a file an older agent wrote redacted whole tokens only).
+	// node knows (a file an older agent wrote redacted whole tokens only),
+	// and, as onekube-flow status does, anything shaped like a token or
+	// its secret half in any case (another cluster's token quoted in an
+	// error, an upper-cased one).
 	secrets := []vmcontext.Secret{st.Token}
 	if b, err := root.ReadFile(InitConfigFile); err == nil {
 		if tok, err := kubeadm.InitConfigToken(b); err == nil {
@@ -51,7 +54,8 @@ func ReadStatus(root system.Root) (*Status, error) {
 	if b, err := root.ReadFile(JoinConfigFile); err == nil {
 		secrets = append(secrets, joinConfigToken(b))
 	}
-	redact := func(v string) string { return vmcontext.Redact(v, secretsOf(secrets...)...) }
+	known := secretsOf(secrets...)
+	redact := func(v string) string { return vmcontext.MaskTokens(v, known...) }
 	published := st.Masked()
 	for k, v := range published {
 		published[k] = redact(v)

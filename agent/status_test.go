@@ -81,3 +81,43 @@ func TestStatusMasksTokenPartsFromOlderFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestStatusMasksEveryValue: a published value or an error holding a token
+// this node does not know (an older one, another cluster's), or an
+// upper-cased one, shows no part of it in text or JSON.
+func TestStatusMasksEveryValue(t *testing.T) {
+	t.Parallel()
+	root := system.Root(t.TempDir())
+	const tok = "abcdef.0123456789abcdef"
+	st := &state.State{VMID: 3, Role: "worker", Phase: PhaseFailed, Token: vmcontext.NewSecret(tok),
+		Published: map[string]string{
+			vmcontext.KeyPubError:    "join with ABCDEF.0123456789ABCDEF failed (old qwerty.asdfghjkl1234567)",
+			vmcontext.KeyPubNodeName: "w-1 Q1W2E3R4T5Y6U7I8",
+		},
+		LastError: "kubeadm join --token ABCDEF.0123456789ABCDEF: secret q1w2e3r4t5y6u7i8 rejected"}
+	if err := (state.Store{Root: root}).Save(st); err != nil {
+		t.Fatal(err)
+	}
+	s, err := ReadStatus(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text, js bytes.Buffer
+	if err := s.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []string{text.String(), js.String()} {
+		low := strings.ToLower(out)
+		for _, part := range []string{"0123456789abcdef", "asdfghjkl1234567", "q1w2e3r4t5y6u7i8", "qwerty."} {
+			if strings.Contains(low, part) {
+				t.Errorf("status shows %q:\n%s", part, out)
+			}
+		}
+		if !strings.Contains(out, "rejected") || !strings.Contains(out, "w-1") {
+			t.Errorf("status lost its text:\n%s", out)
+		}
+	}
+}

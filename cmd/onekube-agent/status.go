@@ -20,8 +20,9 @@ func newStatusCommand(stdout io.Writer) *cobra.Command {
 		Use:   "status",
 		Short: "Print what the agent knows: role, phase, last error, published keys",
 		Long: "status reads the agent's state file, and on a master serve's status file. Tokens\n" +
-			"are masked (serve shows a join token's expiry, never the token) and errors were\n" +
-			"redacted when recorded, so the output is safe to share.",
+			"are masked (serve shows a join token's expiry, never the token), errors were\n" +
+			"redacted when recorded, and every value shown is masked again for anything shaped\n" +
+			"like a join token or its secret half, in any case, so the output is safe to share.",
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			st, err := agent.ReadStatus(system.Root(root))

@@ -41,14 +41,24 @@ var (
 // large cluster quickly without hammering oned.
 const DefaultParallel = 8
 
+// DefaultDeadline bounds one read of a service and all its VMs: at
+// DefaultParallel reads of ~10-50 ms each, thousands of VMs.
+const DefaultDeadline = 2 * time.Minute
+
 // Fetcher reads a service and its VMs.
 type Fetcher struct {
 	Flow Flow
 	VMs  VMs
 	// Timeout bounds each request; the HTTP client's own timeout applies too.
-	Timeout  time.Duration
+	Timeout time.Duration
+	// Deadline bounds each Fetch, so each round of Wait (none when 0).
+	// When it passes, the VMs not read yet are rows saying so.
+	Deadline time.Duration
 	Parallel int // DefaultParallel when 0
 }
+
+// NotReadDeadline is the read error of a VM the deadline left unread.
+const NotReadDeadline = "not read: the deadline passed"
 
 // Resolve turns a service reference into an ID: digits are an ID (as the
 // oneflow CLI reads them), anything else a name that must match exactly one
@@ -89,8 +99,15 @@ func (f *Fetcher) Resolve(ctx context.Context, ref string) (int, error) {
 // Fetch reads service id and every VM of it, and summarizes them. A VM that
 // cannot be read becomes a row saying why; when none can be read (wrong oned
 // credentials, oned unreachable) that is an error, since waiting will not
-// mend it.
+// mend it. When ctx ends or f.Deadline passes while VMs are read, no more
+// reads start and the report has what was read, the rest rows saying
+// NotReadDeadline and counted in NotRead; it is not an error.
 func (f *Fetcher) Fetch(ctx context.Context, id int) (Report, error) {
+	if f.Deadline > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, f.Deadline)
+		defer cancel()
+	}
 	sctx, cancel := f.timeout(ctx)
 	b, err := f.Flow.Service(sctx, id)
 	cancel()
@@ -101,9 +118,12 @@ func (f *Fetcher) Fetch(ctx context.Context, id int) (Report, error) {
 	if err != nil {
 		return Report{}, fmt.Errorf("reading service %d: %w", id, err)
 	}
-	vms := f.readVMs(ctx, svc)
-	if err := noneReadable(vms); err != nil {
-		return Report{}, fmt.Errorf("reading the VMs of service %d from oned: %w", id, err)
+	svc = svc.redact()
+	vms, notRead := f.readVMs(ctx, svc)
+	if notRead < len(vms) {
+		if err := noneReadable(vms); err != nil {
+			return Report{}, fmt.Errorf("reading the VMs of service %d from oned: %w", id, err)
+		}
 	}
 	return Summarize(svc, vms), nil
 }
@@ -112,14 +132,15 @@ func (f *Fetcher) Fetch(ctx context.Context, id int) (Report, error) {
 var ErrNoVMReadable = errors.New("no VM could be read")
 
 // noneReadable reports the failure of the lowest VM ID when every read
-// failed, or nil.
+// failed, or nil. A VM the deadline left unread failed nothing; only when
+// every VM is such is the view not an error (Fetch).
 func noneReadable(vms map[int]VM) error {
 	first := -1
 	for id, v := range vms {
 		if v.ReadError == "" {
 			return nil
 		}
-		if first < 0 || id < first {
+		if v.ReadError != NotReadDeadline && (first < 0 || id < first) {
 			first = id
 		}
 	}
@@ -129,7 +150,9 @@ func noneReadable(vms map[int]VM) error {
 	return fmt.Errorf("%w: VM %d: %s", ErrNoVMReadable, first, vms[first].ReadError)
 }
 
-func (f *Fetcher) readVMs(ctx context.Context, svc Service) map[int]VM {
+// readVMs reads every VM of svc, at most f.Parallel at once, until ctx
+// ends; it returns them, masked, and how many ctx left unread.
+func (f *Fetcher) readVMs(ctx context.Context, svc Service) (map[int]VM, int) {
 	var ids []int
 	seen := map[int]bool{}
 	for _, r := range svc.Roles {
@@ -151,12 +174,24 @@ func (f *Fetcher) readVMs(ctx context.Context, svc Service) map[int]VM {
 		out     = make(map[int]VM, len(ids))
 		secrets []vmcontext.Secret
 	)
+launch:
 	for _, id := range ids {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			break launch
+		}
+		if ctx.Err() != nil { // both were ready; do not start another read
+			<-sem
+			break
+		}
 		wg.Add(1)
-		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			v, token := f.readVM(ctx, id)
+			v, token, err := f.readVM(ctx, id)
+			if err != nil && ctx.Err() != nil {
+				return // cut by the deadline, not oned's answer: counted below
+			}
 			mu.Lock()
 			out[id] = v
 			if !token.IsZero() {
@@ -166,24 +201,34 @@ func (f *Fetcher) readVMs(ctx context.Context, svc Service) map[int]VM {
 		}()
 	}
 	wg.Wait()
+	notRead := 0
+	for _, id := range ids {
+		if _, ok := out[id]; !ok {
+			out[id] = VM{ID: id, ReadError: NotReadDeadline}
+			notRead++
+		}
+	}
 	// Every token any master published is masked in every VM's text.
 	for id, v := range out {
 		out[id] = v.redact(secrets...)
 	}
-	return out
+	return out, notRead
 }
 
-func (f *Fetcher) readVM(ctx context.Context, id int) (VM, vmcontext.Secret) {
+// readVM reads one VM; err is oned's failure, also told in the VM's
+// ReadError.
+func (f *Fetcher) readVM(ctx context.Context, id int) (VM, vmcontext.Secret, error) {
 	ctx, cancel := f.timeout(ctx)
 	defer cancel()
 	v, err := f.VMs.Info(ctx, id)
 	if err != nil {
-		return VM{ID: id, ReadError: err.Error()}, vmcontext.Secret{}
+		return VM{ID: id, ReadError: err.Error()}, vmcontext.Secret{}, err
 	}
 	if v.ID != id {
-		return VM{ID: id, ReadError: fmt.Sprintf("oned answered with VM %d", v.ID)}, vmcontext.Secret{}
+		return VM{ID: id, ReadError: fmt.Sprintf("oned answered with VM %d", v.ID)}, vmcontext.Secret{}, nil
 	}
-	return fromOned(v)
+	vm, token := fromOned(v)
+	return vm, token, nil
 }
 
 func (f *Fetcher) timeout(ctx context.Context) (context.Context, context.CancelFunc) {

@@ -9,33 +9,41 @@ import (
 	vmcontext "github.com/onekube/onekube/context"
 )
 
-// FromOned turns oned's VM document into a VM. The published token is read
-// only to learn that it exists and to mask it should the agent's error text
-// ever contain it.
+// FromOned turns oned's VM document into a VM, every text bounded and
+// masked (redact). The published token is read only to learn that it
+// exists and to mask it.
 func FromOned(v *vm.VM) VM {
-	out, _ := fromOned(v)
-	return out
+	out, token := fromOned(v)
+	return out.redact(token)
 }
 
 // fromOned also returns the token the VM published, so the Fetcher can mask
-// a master's token in every VM's text (a worker's error may quote the join
-// command).
+// every master's token in every VM's text (a worker's error may quote the
+// join command). Its text is bounded but not masked yet: the caller masks
+// it with every token (redact).
 func fromOned(v *vm.VM) (VM, vmcontext.Secret) {
-	out := VM{ID: v.ID, Name: v.Name}
+	out := VM{ID: v.ID, Name: bound(v.Name)}
 	out.State, out.LCMState = stateNames(v)
 	for _, nic := range v.Template.GetNICs() {
 		if ip, err := nic.Get(shared.IP); err == nil && ip != "" {
-			out.IP = ip
+			out.IP = bound(ip)
 			break
 		}
 	}
 	ut := &v.UserTemplate.Template
+	// Every USER_TEMPLATE value is bounded as it is read, so a VM's
+	// megabytes are not held while the other VMs are read.
 	get := func(key string) string {
 		s, _ := ut.GetStr(key)
-		return strings.TrimSpace(s)
+		return bound(strings.TrimSpace(s))
 	}
-	token := vmcontext.NewSecret(get(vmcontext.KeyPubToken))
-	out.TokenPublished = !token.IsZero()
+	raw, _ := ut.GetStr(vmcontext.KeyPubToken)
+	raw = strings.TrimSpace(raw)
+	out.TokenPublished = raw != ""
+	var token vmcontext.Secret
+	if len(raw) <= maxKnownToken { // a longer value is no token to look for
+		token = vmcontext.NewSecret(strings.Clone(raw))
+	}
 	out.Phase = get(vmcontext.KeyPubPhase)
 	out.Error = get(vmcontext.KeyPubError)
 	out.NodeName = get(vmcontext.KeyPubNodeName)
@@ -48,26 +56,12 @@ func fromOned(v *vm.VM) (VM, vmcontext.Secret) {
 		out.Master = m
 	}
 	out.CP = readControlPlane(get)
-	return out.redact(token), token
+	return out, token
 }
 
-// redact masks, in every text field that came from the VM, the tokens
-// masters published (whole, and their secret halves alone), anything
-// shaped like a bootstrap token, and in free text (phase, error) any
-// 16-character run that could be a secret half (maskTokens).
-func (v VM) redact(tokens ...vmcontext.Secret) VM {
-	var known []vmcontext.Secret
-	for _, t := range tokens {
-		known = append(known, tokenSecrets(t)...)
-	}
-	for _, p := range []*string{&v.Name, &v.NodeName, &v.Master, &v.IP} {
-		*p = maskTokens(*p, false, known...)
-	}
-	for _, p := range []*string{&v.Phase, &v.Error, &v.ReadError, &v.CP.Kind, &v.CP.Endpoint, &v.CP.Etcd, &v.CP.EtcdError, &v.CP.Serve} {
-		*p = maskTokens(*p, true, known...)
-	}
-	return v
-}
+// maxKnownToken bounds what is kept of a published token to mask it
+// with: a token is 23 bytes.
+const maxKnownToken = 64
 
 // stateNames uses goca's names, falling back to the numbers for states a
 // newer oned added.

@@ -22,7 +22,8 @@ const JSONVersion = 1
 //	         "error":"","master":"10.0.0.5:6443","token_published":true,
 //	         "read_error":""}]}
 //
-// The join token itself is never part of it: only token_published.
+// The join token itself is never part of it: only token_published. Every
+// text a VM gave is masked and at most MaxValue bytes (redact.go).
 type jsonReport struct {
 	Version int          `json:"version"`
 	Service jsonService  `json:"service"`
@@ -36,6 +37,9 @@ type jsonReport struct {
 	ControlPlane *jsonControlPlane `json:"control_plane,omitempty"`
 	// Cluster is what the masters' serve published (living.go).
 	Cluster *Cluster `json:"cluster,omitempty"`
+	// NotRead counts the VMs the deadline left unread; their rows say
+	// "not read: the deadline passed" in read_error.
+	NotRead int `json:"not_read,omitempty"`
 }
 
 type jsonControlPlane struct {
@@ -92,6 +96,7 @@ func WriteJSON(w io.Writer, r Report) error {
 		Roles:   []jsonRole{},
 		VMs:     []jsonVMView{},
 		Cluster: r.Cluster,
+		NotRead: r.NotRead,
 	}
 	for _, ro := range r.Roles {
 		out.Roles = append(out.Roles, jsonRole(ro))

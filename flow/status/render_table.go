@@ -8,8 +8,12 @@ import (
 	"unicode"
 )
 
-// maxError is how much of a VM's error a table cell shows; --json has all.
+// maxError is how much of a VM's error a table cell shows; --json has up
+// to MaxValue bytes.
 const maxError = 60
+
+// maxCell is how much of any other text from a VM a table cell shows.
+const maxCell = 64
 
 // WriteTable prints a header line, one row per VM, and the reasons the
 // outcome is not ready. Text from VMs is stripped of control characters so
@@ -30,8 +34,8 @@ func WriteTable(w io.Writer, r Report) error {
 		if v.ReadError != "" {
 			state, ready, errText = "?", "?", v.ReadError
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", cell(v.Role), v.ID, cell(v.Name), cell(state),
-			cell(v.Phase), ready, cell(v.NodeName), cell(v.IP), truncate(cell(errText), maxError))
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", cell(v.Role), v.ID, short(v.Name), cell(state),
+			short(v.Phase), ready, short(v.NodeName), short(v.IP), truncate(cell(errText), maxError))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -58,6 +62,9 @@ func cell(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
 	return orDash(s)
 }
+
+// short is a cell of at most maxCell characters.
+func short(s string) string { return truncate(cell(s), maxCell) }
 
 func truncate(s string, n int) string {
 	rs := []rune(s)

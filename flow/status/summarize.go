@@ -3,7 +3,12 @@ package status
 import (
 	"fmt"
 	"sort"
+	"strconv"
+	"strings"
 )
+
+// maxListed is how many VM IDs a reason names before "…".
+const maxListed = 10
 
 // Outcome is the one-word answer of a report.
 type Outcome string
@@ -33,6 +38,8 @@ type Report struct {
 	ControlPlane *ControlPlaneReport
 	// Cluster is what the masters' serve published; nil before it runs.
 	Cluster *Cluster
+	// NotRead counts the VMs a deadline left unread (NotReadDeadline).
+	NotRead int
 }
 
 // RoleStatus is a role's line of the report.
@@ -65,6 +72,7 @@ func (r Report) ReadyVMs() int {
 func Summarize(svc Service, vms map[int]VM) Report {
 	r := Report{ServiceID: svc.ID, ServiceName: svc.Name, ServiceState: ServiceStateName(svc.State)}
 	var failed, pending []string
+	var notRead []string
 	switch {
 	case failedState(r.ServiceState), goneState(r.ServiceState):
 		failed = append(failed, fmt.Sprintf("service is %s", r.ServiceState))
@@ -92,6 +100,8 @@ func Summarize(svc Service, vms map[int]VM) Report {
 			vm.ID = id
 			r.VMs = append(r.VMs, Row{Role: role.Name, VM: vm})
 			switch {
+			case vm.ReadError == NotReadDeadline:
+				notRead = append(notRead, strconv.Itoa(id))
 			case vm.ReadError != "":
 				pending = append(pending, fmt.Sprintf("VM %d: unreadable", id))
 			case vm.Phase == PhaseFailed:
@@ -105,6 +115,13 @@ func Summarize(svc Service, vms map[int]VM) Report {
 	}
 	if len(r.VMs) == 0 {
 		pending = append(pending, "no VMs yet")
+	}
+	if r.NotRead = len(notRead); r.NotRead > 0 {
+		// One line, not one per VM: a deadline may leave thousands.
+		if len(notRead) > maxListed {
+			notRead = append(notRead[:maxListed], "…")
+		}
+		pending = append(pending, fmt.Sprintf("%d VMs not read before the deadline: VM %s", r.NotRead, strings.Join(notRead, ", ")))
 	}
 	r.ControlPlane = controlPlane(r.VMs)
 	r.Cluster = clusterOf(r.VMs)

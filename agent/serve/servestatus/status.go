@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"os"
 	"time"
+
+	vmcontext "github.com/onekube/onekube/context"
 )
 
 // StatusFile is where serve keeps its observations for `onekube-agent
@@ -45,5 +47,38 @@ func ReadStatus(path string) (*Status, error) {
 	if err := json.Unmarshal(data, &s); err != nil {
 		return nil, fmt.Errorf("parsing %s: %w", path, err)
 	}
+	s.mask()
 	return &s, nil
+}
+
+// mask passes every text of s, the loops' free-form reports included,
+// through vmcontext.MaskTokens: serve never records a token, but an error
+// may quote one (OneGate echoing a rejected update), in any case.
+func (s *Status) mask() {
+	s.Identity = vmcontext.MaskTokens(s.Identity)
+	s.Leader = vmcontext.MaskTokens(s.Leader)
+	for name, ls := range s.Loops {
+		ls.LastError = vmcontext.MaskTokens(ls.LastError)
+		ls.Report = maskJSON(ls.Report)
+		s.Loops[name] = ls
+	}
+}
+
+// maskJSON masks every string, keys included, of a decoded JSON value.
+func maskJSON(v any) any {
+	switch v := v.(type) {
+	case string:
+		return vmcontext.MaskTokens(v)
+	case []any:
+		for i := range v {
+			v[i] = maskJSON(v[i])
+		}
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			out[vmcontext.MaskTokens(k)] = maskJSON(e)
+		}
+		return out
+	}
+	return v
 }

@@ -1,6 +1,7 @@
 package servestatus_test
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -45,5 +46,43 @@ func TestReadStatusErrors(t *testing.T) {
 	}
 	if _, err := servestatus.ReadStatus(bad); err == nil || !strings.Contains(err.Error(), "parsing") {
 		t.Errorf("corrupt file: %v", err)
+	}
+}
+
+// TestReadStatusMasks: a loop's error or reason quoting a token (OneGate
+// echoing a rejected update, say), in any case, shows no part of it, in
+// the text or re-encoded as JSON.
+func TestReadStatusMasks(t *testing.T) {
+	t.Parallel()
+	const doc = `{"acting":true,"identity":"m-1","updated_at":"2026-11-22T12:00:00Z","loops":{
+	  "publish":{"last_error":"OneGate: 400: ONEGATE_K8S_TOKEN=ABCDEF.0123456789ABCDEF rejected"},
+	  "tokens":{"report":{"waiting":[7],"not_waiting":{"8":"token qwerty.asdfghjkl1234567 expired"},"tokens":1}},
+	  "cleanup":{"report":{"refused":{"w-2":"secret Q1W2E3R4T5Y6U7I8 seen"}}}}}`
+	path := filepath.Join(t.TempDir(), "serve.json")
+	if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st, err := servestatus.ReadStatus(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text strings.Builder
+	if err := st.WriteText(&text, time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)); err != nil {
+		t.Fatal(err)
+	}
+	js, err := json.Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []string{text.String(), string(js)} {
+		low := strings.ToLower(out)
+		for _, part := range []string{"0123456789abcdef", "asdfghjkl1234567", "q1w2e3r4t5y6u7i8", "qwerty."} {
+			if strings.Contains(low, part) {
+				t.Errorf("serve status shows %q:\n%s", part, out)
+			}
+		}
+		if !strings.Contains(out, "rejected") || !strings.Contains(out, "expired") || !strings.Contains(out, "seen") {
+			t.Errorf("serve status lost its text:\n%s", out)
+		}
 	}
 }
