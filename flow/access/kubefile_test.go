@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"sigs.k8s.io/yaml"
 
@@ -168,7 +169,7 @@ func TestUpdateFileModesAndAtomicity(t *testing.T) {
 	if err := os.WriteFile(path+".lock", nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := UpdateFile(path, merge); !errors.Is(err, ErrLocked) {
+	if err := updateFile(path, 100*time.Millisecond, merge); !errors.Is(err, ErrLocked) {
 		t.Errorf("locked: err %v", err)
 	}
 	_ = os.Remove(path + ".lock")
