@@ -60,8 +60,13 @@ The kubeconfig points at ONEAPP_K8S_CONTROL_PLANE_EP when set, else at the
 master's own address. Before writing anything it checks, against that API
 server, that the certificate is yours (--no-verify skips this).
 
-Endpoints and credentials are found as for create. Exit codes: 0 done, 1
-failed, 2 usage error, 3 the cluster is not ready yet.`,
+Endpoints and credentials are found as for create. Exit codes: 0 done, 2
+usage error, 3 the cluster is not ready yet (no master VM yet, or none
+RUNNING with READY=YES: run again later), 1 any other failure, which
+running again would not mend: oned or OneFlow refusing your credentials
+or the call, a redirect, an answer that is not theirs, the master refusing,
+and --timeout passing (the command waited as long as told; to wait longer,
+raise --timeout rather than retry).`,
 		Example: `  onekube-flow kubeconfig kubernetes --merge && kubectl get nodes
   onekube-flow kubeconfig 12 --role view --ttl 2h > view.kubeconfig
   onekube-flow kubeconfig kubernetes --merge --renew`,
@@ -126,7 +131,7 @@ func (a *app) runKubeconfig(ctx context.Context, f kubeconfigFlags, service stri
 	defer cancel()
 	t, err := c.Locate(wctx, want)
 	if err != nil {
-		return kubeconfigExit(err)
+		return kubeconfigExit(wctx, f.timeout, err)
 	}
 	cluster := clusterName(t.ServiceName, t.ServiceID)
 	entry := access.Entry{Cluster: cluster, Name: contextName(t.User, f.role, cluster), Server: t.Server}
@@ -141,7 +146,7 @@ func (a *app) runKubeconfig(ctx context.Context, f kubeconfigFlags, service stri
 	}
 	res, err := c.Fetch(wctx, t, want)
 	if err != nil {
-		return kubeconfigExit(err)
+		return kubeconfigExit(wctx, f.timeout, err)
 	}
 	entry.CAPEM, entry.CertPEM, entry.KeyPEM = res.Payload.CAPEM, res.Payload.CertPEM, res.Payload.Key
 	if !f.noVerify {
@@ -170,8 +175,22 @@ func (a *app) runKubeconfig(ctx context.Context, f kubeconfigFlags, service stri
 	return nil
 }
 
-// kubeconfigExit maps "not ready yet" to exit 3, as status does.
-func kubeconfigExit(err error) error {
+// kubeconfigExit sets the exit code of a failure to locate or fetch.
+// 3 ("not ready yet, run again later") is access.ErrNotReady alone: the
+// service has no master VM yet, or none is RUNNING with READY=YES, as
+// status says "in progress". Everything else is 1, since running again
+// would fail the same way: oned or OneFlow refusing the credentials or
+// the call, a refused redirect, an answer that is not theirs, the master
+// refusing, and the --timeout deadline, whether oned or the master was
+// too slow: the command already waited as long as it was told to, and a
+// script that wants to wait longer passes a longer --timeout.
+func kubeconfigExit(ctx context.Context, timeout time.Duration, err error) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		if !errors.Is(err, access.ErrNoAnswer) { // that one says how long it waited
+			err = fmt.Errorf("gave up after --timeout %s: %w", timeout, err)
+		}
+		return err
+	}
 	if errors.Is(err, access.ErrNotReady) {
 		return exitError{code: exitInProgress, err: err}
 	}
