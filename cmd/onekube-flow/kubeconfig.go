@@ -140,7 +140,13 @@ func (a *app) runKubeconfig(ctx context.Context, f kubeconfigFlags, service stri
 		if path, err = a.kubeconfigPath(f.path); err != nil {
 			return err
 		}
-		if !f.renew && a.stillValid(path, entry, t.User, f.role, f.ttl) {
+		// Refuse a file that cannot be merged into (a named pipe, a
+		// device) before a credential is made for nothing.
+		old, err := access.ReadKubeconfig(path)
+		if err != nil {
+			return fmt.Errorf("--merge: %w; nothing was asked of the master", err)
+		}
+		if !f.renew && a.stillValid(old, path, entry, t.User, f.role, f.ttl) {
 			return nil
 		}
 	}
@@ -166,9 +172,20 @@ func (a *app) runKubeconfig(ctx context.Context, f kubeconfigFlags, service stri
 		fmt.Fprintf(a.stderr, "kubeconfig for %s (%s) on %s, valid until %s\n", t.User, f.role, t.Server, until)
 		return nil
 	}
-	err = access.UpdateFile(path, func(old []byte) ([]byte, error) { return access.Merge(old, entry) })
+	var placed access.Merged
+	err = access.UpdateFile(path, func(old []byte) (out []byte, err error) {
+		out, placed, err = access.MergeReport(old, entry)
+		return out, err
+	})
 	if err != nil {
 		return fmt.Errorf("merging into %s: %w", path, err)
+	}
+	renamed := "another context uses the %s entry %q, which is left as it is; this one is %q\n"
+	if placed.Cluster != entry.Cluster {
+		fmt.Fprintf(a.stderr, renamed, "cluster", entry.Cluster, placed.Cluster)
+	}
+	if placed.User != entry.Name {
+		fmt.Fprintf(a.stderr, renamed, "user", entry.Name, placed.User)
 	}
 	fmt.Fprintf(a.stderr, "merged context %q into %s and made it current: %s as %s on %s, valid until %s\n",
 		entry.Name, path, t.User, f.role, t.Server, until)
@@ -215,13 +232,10 @@ func verifyLive(ctx context.Context, e access.Entry, user, role string) error {
 	return nil
 }
 
-// stillValid reports (and says) that path already holds a credential for
-// this cluster, user and role with a good part of its life left.
-func (a *app) stillValid(path string, e access.Entry, user, role string, ttl time.Duration) bool {
-	b, err := a.readFile(path)
-	if err != nil {
-		return false
-	}
+// stillValid reports (and says) that b, read from path, already holds a
+// credential for this cluster, user and role with a good part of its life
+// left.
+func (a *app) stillValid(b []byte, path string, e access.Entry, user, role string, ttl time.Duration) bool {
 	ex, ok := access.Lookup(b, e.Cluster, e.Name)
 	if !ok || ex.Server != e.Server || ex.Cert.Subject.CommonName != user ||
 		!slices.Equal(ex.Cert.Subject.Organization, []string{kubeconfig.Group(user, role)}) {
