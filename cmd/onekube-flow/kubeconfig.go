@@ -85,7 +85,7 @@ raise --timeout rather than retry).`,
 	fs.BoolVar(&f.renew, "renew", false, "get a fresh certificate even if the file holds one valid for a while")
 	fs.StringVar(&f.role, "role", kubeconfig.RoleClusterAdmin, "cluster-admin or view")
 	fs.DurationVar(&f.ttl, "ttl", kubeconfig.DefaultTTL, "certificate validity, 1m to 168h")
-	fs.DurationVar(&f.timeout, "timeout", 2*time.Minute, "how long to wait for the master's answer")
+	fs.DurationVar(&f.timeout, "timeout", 2*time.Minute, "how long to wait for oned and the master's answer; when it passes the command fails (exit 1)")
 	fs.StringVar(&f.identity, "identity", "", "your key: an age identity file or an unencrypted SSH private key (default ~/.config/onekube/age-key.txt, created on first use)")
 	fs.StringVar(&f.identity, "key", "", "same as --identity")
 	fs.StringVar(&f.as, "as", "", "the authorized name to use when your key is listed under several")
