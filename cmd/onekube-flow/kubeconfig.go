@@ -60,8 +60,13 @@ The kubeconfig points at ONEAPP_K8S_CONTROL_PLANE_EP when set, else at the
 master's own address. Before writing anything it checks, against that API
 server, that the certificate is yours (--no-verify skips this).
 
-Endpoints and credentials are found as for create. Exit codes: 0 done, 1
-failed, 2 usage error, 3 the cluster is not ready yet.`,
+Endpoints and credentials are found as for create. Exit codes: 0 done, 2
+usage error, 3 the cluster is not ready yet (no master VM yet, or none
+RUNNING with READY=YES: run again later), 1 any other failure, which
+running again would not mend: oned or OneFlow refusing your credentials
+or the call, a redirect, an answer that is not theirs, the master refusing,
+and --timeout passing (the command waited as long as told; to wait longer,
+raise --timeout rather than retry).`,
 		Example: `  onekube-flow kubeconfig kubernetes --merge && kubectl get nodes
   onekube-flow kubeconfig 12 --role view --ttl 2h > view.kubeconfig
   onekube-flow kubeconfig kubernetes --merge --renew`,
@@ -80,7 +85,7 @@ failed, 2 usage error, 3 the cluster is not ready yet.`,
 	fs.BoolVar(&f.renew, "renew", false, "get a fresh certificate even if the file holds one valid for a while")
 	fs.StringVar(&f.role, "role", kubeconfig.RoleClusterAdmin, "cluster-admin or view")
 	fs.DurationVar(&f.ttl, "ttl", kubeconfig.DefaultTTL, "certificate validity, 1m to 168h")
-	fs.DurationVar(&f.timeout, "timeout", 2*time.Minute, "how long to wait for the master's answer")
+	fs.DurationVar(&f.timeout, "timeout", 2*time.Minute, "how long to wait for oned and the master's answer; when it passes the command fails (exit 1)")
 	fs.StringVar(&f.identity, "identity", "", "your key: an age identity file or an unencrypted SSH private key (default ~/.config/onekube/age-key.txt, created on first use)")
 	fs.StringVar(&f.identity, "key", "", "same as --identity")
 	fs.StringVar(&f.as, "as", "", "the authorized name to use when your key is listed under several")
@@ -126,7 +131,7 @@ func (a *app) runKubeconfig(ctx context.Context, f kubeconfigFlags, service stri
 	defer cancel()
 	t, err := c.Locate(wctx, want)
 	if err != nil {
-		return kubeconfigExit(err)
+		return kubeconfigExit(wctx, f.timeout, err)
 	}
 	cluster := clusterName(t.ServiceName, t.ServiceID)
 	entry := access.Entry{Cluster: cluster, Name: contextName(t.User, f.role, cluster), Server: t.Server}
@@ -135,13 +140,19 @@ func (a *app) runKubeconfig(ctx context.Context, f kubeconfigFlags, service stri
 		if path, err = a.kubeconfigPath(f.path); err != nil {
 			return err
 		}
-		if !f.renew && a.stillValid(path, entry, t.User, f.role, f.ttl) {
+		// Refuse a file that cannot be merged into (a named pipe, a
+		// device) before a credential is made for nothing.
+		old, err := access.ReadKubeconfig(path)
+		if err != nil {
+			return fmt.Errorf("--merge: %w; nothing was asked of the master", err)
+		}
+		if !f.renew && a.stillValid(old, path, entry, t.User, f.role, f.ttl) {
 			return nil
 		}
 	}
 	res, err := c.Fetch(wctx, t, want)
 	if err != nil {
-		return kubeconfigExit(err)
+		return kubeconfigExit(wctx, f.timeout, err)
 	}
 	entry.CAPEM, entry.CertPEM, entry.KeyPEM = res.Payload.CAPEM, res.Payload.CertPEM, res.Payload.Key
 	if !f.noVerify {
@@ -161,17 +172,42 @@ func (a *app) runKubeconfig(ctx context.Context, f kubeconfigFlags, service stri
 		fmt.Fprintf(a.stderr, "kubeconfig for %s (%s) on %s, valid until %s\n", t.User, f.role, t.Server, until)
 		return nil
 	}
-	err = access.UpdateFile(path, func(old []byte) ([]byte, error) { return access.Merge(old, entry) })
+	var placed access.Merged
+	err = access.UpdateFile(path, func(old []byte) (out []byte, err error) {
+		out, placed, err = access.MergeReport(old, entry)
+		return out, err
+	})
 	if err != nil {
 		return fmt.Errorf("merging into %s: %w", path, err)
+	}
+	renamed := "another context uses the %s entry %q, which is left as it is; this one is %q\n"
+	if placed.Cluster != entry.Cluster {
+		fmt.Fprintf(a.stderr, renamed, "cluster", entry.Cluster, placed.Cluster)
+	}
+	if placed.User != entry.Name {
+		fmt.Fprintf(a.stderr, renamed, "user", entry.Name, placed.User)
 	}
 	fmt.Fprintf(a.stderr, "merged context %q into %s and made it current: %s as %s on %s, valid until %s\n",
 		entry.Name, path, t.User, f.role, t.Server, until)
 	return nil
 }
 
-// kubeconfigExit maps "not ready yet" to exit 3, as status does.
-func kubeconfigExit(err error) error {
+// kubeconfigExit sets the exit code of a failure to locate or fetch.
+// 3 ("not ready yet, run again later") is access.ErrNotReady alone: the
+// service has no master VM yet, or none is RUNNING with READY=YES, as
+// status says "in progress". Everything else is 1, since running again
+// would fail the same way: oned or OneFlow refusing the credentials or
+// the call, a refused redirect, an answer that is not theirs, the master
+// refusing, and the --timeout deadline, whether oned or the master was
+// too slow: the command already waited as long as it was told to, and a
+// script that wants to wait longer passes a longer --timeout.
+func kubeconfigExit(ctx context.Context, timeout time.Duration, err error) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		if !errors.Is(err, access.ErrNoAnswer) { // that one says how long it waited
+			err = fmt.Errorf("gave up after --timeout %s: %w", timeout, err)
+		}
+		return err
+	}
 	if errors.Is(err, access.ErrNotReady) {
 		return exitError{code: exitInProgress, err: err}
 	}
@@ -196,13 +232,10 @@ func verifyLive(ctx context.Context, e access.Entry, user, role string) error {
 	return nil
 }
 
-// stillValid reports (and says) that path already holds a credential for
-// this cluster, user and role with a good part of its life left.
-func (a *app) stillValid(path string, e access.Entry, user, role string, ttl time.Duration) bool {
-	b, err := a.readFile(path)
-	if err != nil {
-		return false
-	}
+// stillValid reports (and says) that b, read from path, already holds a
+// credential for this cluster, user and role with a good part of its life
+// left.
+func (a *app) stillValid(b []byte, path string, e access.Entry, user, role string, ttl time.Duration) bool {
 	ex, ok := access.Lookup(b, e.Cluster, e.Name)
 	if !ok || ex.Server != e.Server || ex.Cert.Subject.CommonName != user ||
 		!slices.Equal(ex.Cert.Subject.Organization, []string{kubeconfig.Group(user, role)}) {

@@ -109,6 +109,11 @@ func (c *Client) Locate(ctx context.Context, w Want) (Target, error) {
 
 // readyMaster picks the master to ask: running, READY=YES, lowest VM ID,
 // preferring one whose serve loop announced itself (ONEGATE_K8S_SERVE).
+// With none, the error is ErrNotReady (exit 3, "run again later") only
+// when every master was read and found still coming up; a master that
+// could not be read at all (wrong credentials, no right to the VM, a
+// redirect, an answer not oned's, a timeout) is a failure of its own,
+// which waiting does not mend.
 func (c *Client) readyMaster(ctx context.Context, svc status.Service) (*vm.VM, error) {
 	var ids []int
 	for _, r := range svc.Roles {
@@ -121,13 +126,15 @@ func (c *Client) readyMaster(ctx context.Context, svc status.Service) (*vm.VM, e
 	}
 	sort.Ints(ids)
 	var ready []*vm.VM
-	var why []string
+	var why, unread []string
+	var readErrs []error
 	for _, id := range ids {
 		rctx, cancel := c.timeout(ctx)
 		v, err := c.VMs.Info(rctx, id)
 		cancel()
 		if err != nil {
-			why = append(why, fmt.Sprintf("VM %d: %v", id, err))
+			unread = append(unread, fmt.Sprintf("VM %d: %v", id, err))
+			readErrs = append(readErrs, err)
 			continue
 		}
 		ready1, reason := masterReady(v)
@@ -137,7 +144,12 @@ func (c *Client) readyMaster(ctx context.Context, svc status.Service) (*vm.VM, e
 		}
 		ready = append(ready, v)
 	}
-	if len(ready) == 0 {
+	switch {
+	case len(ready) > 0:
+	case len(unread) > 0:
+		return nil, &causes{fmt.Sprintf("reading the masters of service %d (%s): %s",
+			svc.ID, svc.Name, strings.Join(append(unread, why...), "; ")), readErrs}
+	default:
 		return nil, fmt.Errorf("%w: no master of service %d (%s) is ready (%s): onekube-flow status %d --wait 20m",
 			ErrNotReady, svc.ID, svc.Name, strings.Join(why, "; "), svc.ID)
 	}
@@ -240,6 +252,9 @@ func (c *Client) Fetch(ctx context.Context, t Target, w Want) (Result, error) {
 		if err != nil {
 			if ctx.Err() != nil {
 				return Result{}, c.noAnswer(t.Master, c.now().Sub(started))
+			}
+			if lasting(err) {
+				return Result{}, fmt.Errorf("waiting for master VM %d's answer: %w", mid, err)
 			}
 			c.progress(fmt.Sprintf("reading master VM %d failed, retrying: %v", mid, err))
 			continue

@@ -35,26 +35,52 @@ const MaxKubeconfig = 4 << 20
 func Render(e Entry) ([]byte, error) { return Merge(nil, e) }
 
 // Merge adds e to an existing kubeconfig (empty: a new one) and makes its
-// context current. Entries of the same names are replaced in place; every
-// other cluster, user, context, preference and extension, and any field
-// this code does not know, is kept. kubectl itself does not keep comments
-// when it writes the file, nor does this.
+// context current; see MergeReport.
 func Merge(existing []byte, e Entry) ([]byte, error) {
+	out, _, err := MergeReport(existing, e)
+	return out, err
+}
+
+// Merged says under which names MergeReport wrote an entry.
+type Merged struct{ Cluster, User, Context string }
+
+// MergeReport adds e to an existing kubeconfig and makes its context
+// current. The context named e.Name is replaced in place. Its cluster and
+// user entries are written under e.Cluster and e.Name unless another
+// context refers to that name and the entry there does not already hold
+// exactly e's: that context would then send its credentials to e's
+// server, or e's to its server, so the entry is left alone and e's goes
+// under the first free name of NAME-2, NAME-3, …. Every other cluster,
+// user, context,
+// preference and extension, and any field this code does not know, is
+// kept. kubectl itself does not keep comments when it writes the file,
+// nor does this.
+func MergeReport(existing []byte, e Entry) ([]byte, Merged, error) {
 	doc, err := parseKubeconfig(existing)
 	if err != nil {
-		return nil, err
+		return nil, Merged{}, err
 	}
 	b64 := base64.StdEncoding.EncodeToString
-	if err := upsert(doc, "clusters", e.Cluster, "cluster", map[string]any{
-		"server": e.Server, "certificate-authority-data": b64(e.CAPEM)}); err != nil {
-		return nil, err
+	cluster := map[string]any{"server": e.Server, "certificate-authority-data": b64(e.CAPEM)}
+	user := map[string]any{"client-certificate-data": b64(e.CertPEM), "client-key-data": b64([]byte(e.KeyPEM.Reveal()))}
+	m := Merged{Context: e.Name}
+	if m.Cluster, err = freeName(doc, "clusters", "cluster", e.Cluster, e.Name, cluster); err != nil {
+		return nil, m, err
 	}
-	if err := upsert(doc, "users", e.Name, "user", map[string]any{
-		"client-certificate-data": b64(e.CertPEM), "client-key-data": b64([]byte(e.KeyPEM.Reveal()))}); err != nil {
-		return nil, err
+	if m.User, err = freeName(doc, "users", "user", e.Name, e.Name, user); err != nil {
+		return nil, m, err
 	}
-	if err := upsert(doc, "contexts", e.Name, "context", map[string]any{"cluster": e.Cluster, "user": e.Name}); err != nil {
-		return nil, err
+	for _, u := range []struct {
+		key, name, field string
+		body             map[string]any
+	}{
+		{"clusters", m.Cluster, "cluster", cluster},
+		{"users", m.User, "user", user},
+		{"contexts", m.Context, "context", map[string]any{"cluster": m.Cluster, "user": m.User}},
+	} {
+		if err := upsert(doc, u.key, u.name, u.field, u.body); err != nil {
+			return nil, m, err
+		}
 	}
 	doc["current-context"] = e.Name
 	if _, ok := doc["apiVersion"]; !ok {
@@ -65,13 +91,13 @@ func Merge(existing []byte, e Entry) ([]byte, error) {
 	}
 	j, err := json.Marshal(doc)
 	if err != nil {
-		return nil, fmt.Errorf("rendering the kubeconfig: %w", err)
+		return nil, m, fmt.Errorf("rendering the kubeconfig: %w", err)
 	}
 	out, err := yaml.JSONToYAML(j)
 	if err != nil {
-		return nil, fmt.Errorf("rendering the kubeconfig: %w", err)
+		return nil, m, fmt.Errorf("rendering the kubeconfig: %w", err)
 	}
-	return out, nil
+	return out, m, nil
 }
 
 // parseKubeconfig reads a kubeconfig (YAML or JSON) into a generic
@@ -158,9 +184,10 @@ type Existing struct {
 	Cert   *x509.Certificate
 }
 
-// Lookup finds the credential a previous run wrote under name and cluster;
-// ok is false when the file has none (or not one this code wrote the way
-// it writes).
+// Lookup finds the credential a previous run wrote for the context name,
+// through the cluster and user entries it refers to: cluster and name, or
+// the NAME-2, … a merge picks when another context uses those; ok is false
+// when the file has none (or not one this code wrote the way it writes).
 func Lookup(kubeconfigText []byte, cluster, name string) (Existing, bool) {
 	doc, err := parseKubeconfig(kubeconfigText)
 	if err != nil {
@@ -168,17 +195,17 @@ func Lookup(kubeconfigText []byte, cluster, name string) (Existing, bool) {
 	}
 	body := func(key, entry, field string) map[string]any {
 		list, _ := namedList(doc, key)
-		for _, e := range list {
-			m := e.(map[string]any)
-			if m["name"] == entry {
-				b, _ := m[field].(map[string]any)
-				return b
-			}
-		}
-		return nil
+		b, _ := findNamed(list, entry)[field].(map[string]any)
+		return b
 	}
-	c, u, x := body("clusters", cluster, "cluster"), body("users", name, "user"), body("contexts", name, "context")
-	if c == nil || u == nil || x == nil || x["cluster"] != cluster || x["user"] != name {
+	x := body("contexts", name, "context")
+	cname, _ := x["cluster"].(string)
+	uname, _ := x["user"].(string)
+	if x == nil || !derivedName(cname, cluster) || !derivedName(uname, name) {
+		return Existing{}, false
+	}
+	c, u := body("clusters", cname, "cluster"), body("users", uname, "user")
+	if c == nil || u == nil {
 		return Existing{}, false
 	}
 	server, _ := c["server"].(string)

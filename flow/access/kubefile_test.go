@@ -2,12 +2,14 @@ package access
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"sigs.k8s.io/yaml"
 
@@ -168,7 +170,7 @@ func TestUpdateFileModesAndAtomicity(t *testing.T) {
 	if err := os.WriteFile(path+".lock", nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := UpdateFile(path, merge); !errors.Is(err, ErrLocked) {
+	if err := updateFile(path, 100*time.Millisecond, merge); !errors.Is(err, ErrLocked) {
 		t.Errorf("locked: err %v", err)
 	}
 	_ = os.Remove(path + ".lock")
@@ -205,10 +207,39 @@ func FuzzMerge(f *testing.F) {
 	f.Add([]byte("{}"))
 	f.Add([]byte(`{"clusters":[{"name":"a"}],"users":null}`))
 	f.Add([]byte("a: &x [*x, *x]\n"))
+	f.Add([]byte("clusters:\n- {name: lab-12}\n- {name: lab-12-2, cluster: {}}\ncontexts:\n- {name: a, context: {cluster: lab-12, user: alice@lab-12}}\n- {name: b, context: {cluster: lab-12-2}}\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		out, err := Merge(b, testEntry())
 		if err != nil {
 			return
+		}
+		// Every other context still reaches the same cluster and user.
+		before, _ := parseKubeconfig(b)
+		after, err := parseKubeconfig(out)
+		if err != nil {
+			t.Fatalf("merged output does not parse: %v\n%s", err, out)
+		}
+		reach := func(doc map[string]any, ctx map[string]any, key, field string) string {
+			refs, _ := ctx["context"].(map[string]any)
+			name, ok := refs[field].(string)
+			if !ok {
+				return "-"
+			}
+			list, _ := namedList(doc, key)
+			j, _ := json.Marshal(findNamed(list, name))
+			return string(j)
+		}
+		ctxs, _ := namedList(before, "contexts")
+		for _, c := range ctxs {
+			m := c.(map[string]any)
+			if m["name"] == testEntry().Name {
+				continue
+			}
+			for _, k := range [][2]string{{"clusters", "cluster"}, {"users", "user"}} {
+				if a, z := reach(before, m, k[0], k[1]), reach(after, m, k[0], k[1]); a != z {
+					t.Fatalf("context %v: its %s went from %s to %s", m["name"], k[1], a, z)
+				}
+			}
 		}
 		// Whatever merges is a kubeconfig with the entry current, and
 		// merging into the result again is a no-op.
@@ -224,4 +255,151 @@ func FuzzMerge(f *testing.F) {
 			t.Fatalf("merge is not idempotent: %v", err)
 		}
 	})
+}
+
+// An entry another context uses is never changed: the merge writes its
+// cluster or user under a new name (NAME-2, NAME-3, …) instead, so that
+// context keeps its server and credentials. An entry only this context
+// uses, or one already holding exactly what the merge writes, is reused,
+// and merging again changes nothing.
+func TestMergeNeverRepointsOthers(t *testing.T) {
+	t.Parallel()
+	e := testEntry()
+	b64 := base64.StdEncoding.EncodeToString
+	ours := map[string]any{"server": e.Server, "certificate-authority-data": b64(e.CAPEM)}
+	for _, tc := range []struct {
+		name    string
+		in      string
+		cluster string // the cluster entry our context ends up using
+		user    string
+		keep    []string // KIND/NAME entries that must come out unchanged
+	}{
+		{"a cluster another context uses", `
+clusters:
+- {name: lab-12, cluster: {server: "https://10.9.9.9:6443"}}
+contexts:
+- {name: ops, context: {cluster: lab-12, user: ops}}
+users:
+- {name: ops, user: {token: t}}
+`, "lab-12-2", "alice@lab-12", []string{"clusters/lab-12", "contexts/ops", "users/ops"}},
+		{"a user another context uses", `
+users:
+- {name: alice@lab-12, user: {token: secret-of-another-cluster}}
+contexts:
+- {name: other, context: {cluster: elsewhere, user: alice@lab-12}}
+`, "lab-12", "alice@lab-12-2", []string{"users/alice@lab-12", "contexts/other"}},
+		{"a user name another context refers to, with no entry", `
+contexts:
+- {name: other, context: {cluster: elsewhere, user: alice@lab-12}}
+`, "lab-12", "alice@lab-12-2", []string{"contexts/other"}},
+		{"the next names are taken too", `
+clusters:
+- {name: lab-12, cluster: {server: "https://a:6443"}}
+- {name: lab-12-2, cluster: {server: "https://b:6443"}}
+contexts:
+- {name: a, context: {cluster: lab-12, user: u}}
+- {name: b, context: {cluster: lab-12-2, user: u}}
+`, "lab-12-3", "alice@lab-12", []string{"clusters/lab-12", "clusters/lab-12-2"}},
+		{"another context uses our context's own names through it", `
+clusters:
+- {name: lab-12, cluster: {server: "https://old:6443"}}
+contexts:
+- {name: alice@lab-12, context: {cluster: lab-12, user: alice@lab-12}}
+- {name: alice-view@lab-12, context: {cluster: lab-12, user: alice-view@lab-12}}
+`, "lab-12-2", "alice@lab-12", []string{"clusters/lab-12", "contexts/alice-view@lab-12"}},
+		{"a cluster only our context uses is replaced", `
+clusters:
+- {name: lab-12, cluster: {server: "https://old:6443"}}
+contexts:
+- {name: alice@lab-12, context: {cluster: lab-12, user: alice@lab-12}}
+`, "lab-12", "alice@lab-12", nil},
+		{"an unused cluster entry is replaced", `
+clusters:
+- {name: lab-12, cluster: {server: "https://old:6443"}}
+`, "lab-12", "alice@lab-12", nil},
+		{"a shared cluster entry that already says the same is reused", `
+clusters:
+- name: lab-12
+  cluster: {server: "https://10.0.0.5:6443", certificate-authority-data: "` + b64(e.CAPEM) + `"}
+contexts:
+- {name: alice-view@lab-12, context: {cluster: lab-12, user: alice-view@lab-12}}
+`, "lab-12", "alice@lab-12", []string{"clusters/lab-12", "contexts/alice-view@lab-12"}},
+		{"our context moved earlier: its renamed cluster is reused", `
+clusters:
+- {name: lab-12, cluster: {server: "https://a:6443"}}
+- {name: lab-12-2, cluster: {server: "https://old:6443"}}
+contexts:
+- {name: ops, context: {cluster: lab-12, user: u}}
+- {name: alice@lab-12, context: {cluster: lab-12-2, user: alice@lab-12}}
+`, "lab-12-2", "alice@lab-12", []string{"clusters/lab-12"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			out, err := Merge([]byte(tc.in), e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			before, _ := parseKubeconfig([]byte(tc.in))
+			after, _ := parseKubeconfig(out)
+			find := func(doc map[string]any, key, name string) map[string]any {
+				list, _ := namedList(doc, key)
+				for _, x := range list {
+					if m := x.(map[string]any); m["name"] == name {
+						return m
+					}
+				}
+				return nil
+			}
+			for _, k := range tc.keep {
+				key, name, _ := strings.Cut(k, "/")
+				a, _ := yaml.Marshal(find(before, key, name))
+				b, _ := yaml.Marshal(find(after, key, name))
+				if string(a) != string(b) {
+					t.Errorf("%s changed:\n%s\nwas\n%s", k, b, a)
+				}
+			}
+			ctx := find(after, "contexts", e.Name)
+			if ctx == nil || after["current-context"] != e.Name {
+				t.Fatalf("no current context %s:\n%s", e.Name, out)
+			}
+			refs := ctx["context"].(map[string]any)
+			if refs["cluster"] != tc.cluster || refs["user"] != tc.user {
+				t.Errorf("context uses cluster %v, user %v; want %s, %s", refs["cluster"], refs["user"], tc.cluster, tc.user)
+			}
+			c := find(after, "clusters", tc.cluster)
+			if c == nil || c["cluster"].(map[string]any)["server"] != ours["server"] {
+				t.Errorf("cluster %s: %v", tc.cluster, c)
+			}
+			u := find(after, "users", tc.user)
+			if u == nil || u["user"].(map[string]any)["client-key-data"] != b64([]byte(e.KeyPEM.Reveal())) {
+				t.Errorf("user %s: %v", tc.user, u)
+			}
+			again, err := Merge(out, e)
+			if err != nil || string(again) != string(out) {
+				t.Errorf("merging again changed the file (%v):\n%s\nwas\n%s", err, again, out)
+			}
+		})
+	}
+}
+
+// Lookup follows the context to the entries a merge renamed, so a valid
+// credential is still found (and kept without --renew).
+func TestLookupFollowsRenamedEntries(t *testing.T) {
+	t.Parallel()
+	ca := newTestCA(t)
+	cert, key := ca.leaf(t, "alice", []string{"onekube:alice:cluster-admin"}, nil)
+	e := testEntry()
+	e.CAPEM, e.CertPEM, e.KeyPEM = ca.pem, cert, vmcontext.NewSecret(key)
+	in := "clusters:\n- {name: lab-12, cluster: {server: \"https://x:6443\"}}\ncontexts:\n- {name: ops, context: {cluster: lab-12, user: ops}}\n"
+	out, m, err := MergeReport([]byte(in), e)
+	if err != nil || m.Cluster != "lab-12-2" {
+		t.Fatalf("%+v %v", m, err)
+	}
+	ex, ok := Lookup(out, "lab-12", e.Name)
+	if !ok || ex.Server != e.Server || ex.Cert.Subject.CommonName != "alice" {
+		t.Errorf("Lookup: %v %+v", ok, ex)
+	}
+	if _, ok := Lookup(out, "lab-1", e.Name); ok {
+		t.Error("Lookup accepted another cluster's name")
+	}
 }
