@@ -106,7 +106,7 @@ Kubernetes cluster on OpenNebula, validates service templates, and registers
 them. Documents go to stdout, logs and hints to stderr.
 
 Exit codes: 0 success, 1 validation errors or a failed operation, 2 usage error,
-3 (status only) the cluster is still coming up.`,
+3 (status, kubeconfig) the cluster is still coming up.`,
 		Example: `  onekube-flow render | oneflow-template create
   onekube-flow render -f cluster.yaml --oneflow 6 --workers 5
   onekube-flow render vm-template --role master | onetemplate create
