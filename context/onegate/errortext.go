@@ -18,8 +18,8 @@ const maxErrorText = 200
 const withheld = "(the server's message echoed this VM's token; withheld)"
 
 // errorText turns the start of a non-2xx answer's body into one short line
-// for Error.Body: the <title> of an HTML page, else the first non-empty
-// line, bounded, printable, without the token. The 6.10.5 OneGate runs in
+// for Error.Body: the <title> of an HTML page, else the message with its
+// lines joined, bounded, printable, without the token. The 6.10.5 OneGate runs in
 // Sinatra's development mode (its systemd unit sets no environment), and
 // its answer to an unhandled error is a ~124 KB debug page whose rack env
 // table echoes X-ONEGATE-TOKEN, HTML-escaped; the body may also be cut
@@ -30,8 +30,6 @@ func errorText(contentType string, body []byte, token vmcontext.Secret) string {
 	s := strings.ToValidUTF8(string(body), "?")
 	if isHTML(contentType, s) {
 		s = htmlTitle(s)
-	} else {
-		s = firstLine(s)
 	}
 	s = vmcontext.Redact(s, token)
 	s = strings.Join(strings.Fields(strings.Map(printable, s)), " ")

@@ -77,7 +77,6 @@ func TestClientErrorBodyKeepsTheTokenOut(t *testing.T) {
 		"token after a long first line": {"text/plain", "error: " + strings.Repeat("y ", 120) + debugToken[:14], "withheld"},
 		"plain message":                 {"text/plain", "attribute not found\n", "attribute not found"},
 		"escaped echo":                  {"text/plain", "bad token " + strings.ReplaceAll(debugToken, "/", "&#x2F;"), "withheld"},
-		"second line dropped":           {"text/plain", "Host not permitted\n" + debugToken, "Host not permitted"},
 	} {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", c.ctype)
