@@ -368,6 +368,9 @@ type harness struct {
 	opts  Options
 	// loadErr / resolveErr simulate a broken context.
 	loadErr, resolveErr error
+	// newOneGate, when set, replaces og (e.g. the real client against
+	// the simulator).
+	newOneGate func(OneGateConfig) (OneGate, error)
 }
 
 // imageHostname is the name every VM of the image boots with.
@@ -426,6 +429,9 @@ func (h *harness) run() error {
 			return &Source{Creds: h.creds, Resolve: func(*onegate.VM) (Config, error) { return h.cfg, h.resolveErr }}, nil
 		},
 		NewOneGate: func(c OneGateConfig) (OneGate, error) {
+			if h.newOneGate != nil {
+				return h.newOneGate(c)
+			}
 			if c.Creds.VMID != h.og.self {
 				return nil, errors.New("wrong credentials")
 			}
