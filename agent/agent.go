@@ -58,8 +58,10 @@ type Deps struct {
 	// Hostname renames the machine (nil: system.HostnameFor the root).
 	Hostname system.Hostname
 	Clock    system.Clock
-	Notify   Notifier
-	Log      *slog.Logger
+	// MasterClock reads a master's clock (nil: APIServerClock).
+	MasterClock MasterClock
+	Notify      Notifier
+	Log         *slog.Logger
 }
 
 // reportTimeout bounds one best-effort report to OneGate.
@@ -86,6 +88,10 @@ func Bootstrap(ctx context.Context, opts Options, deps Deps) error {
 	clock := deps.Clock
 	if clock == nil {
 		clock = system.RealClock{}
+	}
+	mclk := deps.MasterClock
+	if mclk == nil {
+		mclk = APIServerClock{}
 	}
 	host := deps.Hostname
 	if host == nil {
@@ -122,7 +128,7 @@ func Bootstrap(ctx context.Context, opts Options, deps Deps) error {
 	}
 
 	d := &bootData{st: st, tun: tun, og: og, kadm: deps.Kubeadm, exec: deps.Exec, root: opts.Root, clock: clock,
-		host: host, self: src.Creds.VMID, newCluster: opts.NewCluster}
+		mclk: mclk, host: host, self: src.Creds.VMID, newCluster: opts.NewCluster}
 	d.save = func() error {
 		st.UpdatedAt = clock.Now().UTC()
 		return store.Save(st)

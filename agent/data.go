@@ -29,6 +29,9 @@ type Data interface {
 	Root() system.Root
 	Hostname() system.Hostname
 	Clock() system.Clock
+	// MasterClock reads a master's clock, on which a joining VM judges
+	// the expiries a master stamped.
+	MasterClock() MasterClock
 	Log() *slog.Logger
 	// SelfID is the VM ID of this VM's credentials (VMID in the context),
 	// which OneGate's answers must agree with.
@@ -55,6 +58,7 @@ type bootData struct {
 	root  system.Root
 	host  system.Hostname
 	clock system.Clock
+	mclk  MasterClock
 	log   *slog.Logger
 
 	self       int
@@ -77,8 +81,10 @@ func (d *bootData) Exec() system.Exec   { return d.exec }
 func (d *bootData) Root() system.Root   { return d.root }
 func (d *bootData) Clock() system.Clock { return d.clock }
 func (d *bootData) Log() *slog.Logger   { return d.log }
-func (d *bootData) SelfID() int         { return d.self }
-func (d *bootData) NewCluster() bool    { return d.newCluster }
+
+func (d *bootData) MasterClock() MasterClock { return d.mclk }
+func (d *bootData) SelfID() int              { return d.self }
+func (d *bootData) NewCluster() bool         { return d.newCluster }
 
 func (d *bootData) Hostname() system.Hostname { return d.host }
 

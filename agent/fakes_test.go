@@ -368,6 +368,12 @@ type harness struct {
 	opts  Options
 	// loadErr / resolveErr simulate a broken context.
 	loadErr, resolveErr error
+	// masterClock is every master's clock as this VM reads it (nil: the
+	// same as this VM's, h.clock).
+	masterClock *fakeMasterClock
+	// newOneGate, when set, replaces og (e.g. the real client against
+	// the simulator).
+	newOneGate func(OneGateConfig) (OneGate, error)
 }
 
 // imageHostname is the name every VM of the image boots with.
@@ -426,6 +432,9 @@ func (h *harness) run() error {
 			return &Source{Creds: h.creds, Resolve: func(*onegate.VM) (Config, error) { return h.cfg, h.resolveErr }}, nil
 		},
 		NewOneGate: func(c OneGateConfig) (OneGate, error) {
+			if h.newOneGate != nil {
+				return h.newOneGate(c)
+			}
 			if c.Creds.VMID != h.og.self {
 				return nil, errors.New("wrong credentials")
 			}
@@ -436,9 +445,36 @@ func (h *harness) run() error {
 		Clock:   h.clock,
 		Log:     log,
 	}
+	if h.masterClock == nil {
+		h.masterClock = &fakeMasterClock{local: h.clock}
+	}
+	deps.MasterClock = h.masterClock
 	opts := h.opts
 	opts.Root, opts.Tunables = h.root, h.tun
 	return Bootstrap(context.Background(), opts, deps)
+}
+
+// fakeMasterClock is the masters' clock: this VM's shifted by offset
+// (negative when this VM's runs fast), or err.
+type fakeMasterClock struct {
+	mu     sync.Mutex
+	local  *systemtest.Clock
+	offset time.Duration
+	err    error
+	reads  []netip.AddrPort
+}
+
+func (c *fakeMasterClock) MasterNow(_ context.Context, api netip.AddrPort, caHash string) (time.Time, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.reads = append(c.reads, api)
+	if c.err != nil {
+		return time.Time{}, c.err
+	}
+	if _, err := kubeadm.ParseHash(caHash); err != nil {
+		return time.Time{}, err
+	}
+	return c.local.Now().Add(c.offset), nil
 }
 
 type lockedWriter struct {

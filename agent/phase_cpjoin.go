@@ -166,6 +166,7 @@ func waitCertKey(ctx context.Context, d Data) error {
 		clock:   d.Clock(),
 		log:     d.Log(),
 	}
+	judge := &expiryJudge{d: d}
 	err = w.run(ctx, func(ctx context.Context) error {
 		var why []string
 		for _, mid := range n.MasterIDs {
@@ -192,8 +193,8 @@ func waitCertKey(ctx context.Context, d Data) error {
 			if err != nil || g.VMID != n.VMID || g.Recipient != me {
 				continue
 			}
-			if !g.Expires.After(d.Clock().Now()) {
-				why = append(why, fmt.Sprintf("VM %d's grant expired", mid))
+			if stale := judge.grant(ctx, vm, g.Expires, hash, d.Config().Port); stale != "" {
+				why = append(why, fmt.Sprintf("VM %d's %s", mid, stale))
 				continue
 			}
 			p, err := g.Open(id)

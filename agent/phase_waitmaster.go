@@ -53,6 +53,7 @@ func waitMaster(ctx context.Context, d Data) error {
 	lastRead := d.Clock().Now()
 	firstLook := lastRead
 	toldStale := false
+	judge := &expiryJudge{d: d}
 	var look func(ctx context.Context) error
 	look = func(ctx context.Context) error {
 		if d.Clock().Now().Sub(lastRead) >= serviceRefresh {
@@ -78,7 +79,7 @@ func waitMaster(ctx context.Context, d Data) error {
 			}
 			m, reason := readyMaster(vm, d.Config().Port)
 			if reason == "" {
-				if reason = staleToken(vm, d.Clock().Now()); reason != "" && !toldStale {
+				if reason = judge.token(ctx, vm, m); reason != "" && !toldStale {
 					d.Log().Info("waiting for a fresh join token", "master_vm", id, "reason", reason)
 					toldStale = true
 				}

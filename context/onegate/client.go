@@ -142,7 +142,7 @@ func (c *Client) do(ctx context.Context, method, path, contentType, body string)
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxBody)) // keep the connection reusable
-		body := c.cleanBody(msg)
+		body := errorText(resp.Header.Get("Content-Type"), msg, c.token)
 		if resp.StatusCode >= 300 && resp.StatusCode <= 399 {
 			body = "redirect to " + redirectTarget(resp.Header.Get("Location")) + " not followed"
 		}
@@ -176,17 +176,6 @@ func (c *Client) transportError(ctx, rctx context.Context, method, path string, 
 		err = ue.Err
 	}
 	return fmt.Errorf("onegate: %s %s: %w", method, path, err)
-}
-
-// cleanBody makes a server message fit for an error: one line, bounded,
-// token masked.
-func (c *Client) cleanBody(b []byte) string {
-	s := vmcontext.Redact(string(b), c.token)
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > 256 {
-		s = s[:256] + "..."
-	}
-	return s
 }
 
 // redirectTarget shows where a redirect pointed, without its query (which

@@ -22,8 +22,9 @@ var (
 	ErrWrongVM = errors.New("OneGate described the wrong VM")
 )
 
-// Error is a response with a non-2xx status. Body is the server's plain-text
-// message, bounded, with the token masked should it ever be echoed.
+// Error is a response with a non-2xx status. Body is the server's message
+// made fit for logs and OneGate (errorText): one bounded line, an HTML
+// page's title, never any part of the token.
 type Error struct {
 	Method string
 	Path   string

@@ -27,6 +27,10 @@ type Fault struct {
 	Latency time.Duration // FaultLatency
 	Status  int           // FaultStatus (default 500)
 	Body    string        // FaultStatus (default: the status text)
+	// ContentType of a FaultStatus answer ("": the JSON type every answer
+	// carries); "text/html;charset=utf-8" for the debug page Sinatra's
+	// development mode serves on an unhandled error.
+	ContentType string
 	// Count limits the fault to the next Count matching requests (0: no limit).
 	Count int
 	// For limits the fault to a window starting now (0: no limit).

@@ -141,6 +141,7 @@ func (s *Sim) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			body = http.StatusText(term.Status)
 		}
 		rep = text(term.Status, body)
+		rep.ctype = term.ContentType
 	default:
 		body, err := io.ReadAll(io.LimitReader(r.Body, maxBody))
 		if err != nil {
