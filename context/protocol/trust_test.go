@@ -73,7 +73,7 @@ func TestTrustTableCoversEveryKey(t *testing.T) {
 		if strings.HasPrefix(k, "ONEGATE_K8S_") {
 			short = "_" + strings.TrimPrefix(k, "ONEGATE_K8S_")
 		}
-		if !regexp.MustCompile("`" + regexp.QuoteMeta(k) + "[*]?`").MatchString(all) &&
+		if !regexp.MustCompile("`"+regexp.QuoteMeta(k)+"[*]?`").MatchString(all) &&
 			!strings.Contains(all, "`"+short+"`") {
 			t.Errorf("%s has no row in docs/trust.md", k)
 		}
