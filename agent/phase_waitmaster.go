@@ -53,6 +53,7 @@ func waitMaster(ctx context.Context, d Data) error {
 	lastRead := d.Clock().Now()
 	firstLook := lastRead
 	toldStale := false
+	var hint hintCheck
 	var look func(ctx context.Context) error
 	look = func(ctx context.Context) error {
 		if d.Clock().Now().Sub(lastRead) >= serviceRefresh {
@@ -72,11 +73,23 @@ func waitMaster(ctx context.Context, d Data) error {
 				why = append(why, fmt.Sprintf("VM %d: %v", id, err))
 				continue
 			}
+			m, reason := readyMaster(vm, d.Config().Port)
+			if i == 0 && n.MasterHint && !hint.done && leansOnHint(vm, reason) {
+				ok, err := hint.confirm(ctx, d)
+				if err != nil {
+					return err
+				}
+				lastRead = d.Clock().Now()
+				if !ok {
+					// The service answered: look at every master now.
+					w.expired = fmt.Errorf("%w (master VMs %s)", ErrMasterTimeout, idList(n.MasterIDs))
+					return look(ctx)
+				}
+			}
 			if i == 0 {
 				eta = publishedETA(vm)
 				hintAlive = isReady(vm) && running(vm)
 			}
-			m, reason := readyMaster(vm, d.Config().Port)
 			if reason == "" {
 				if reason = staleToken(vm, d.Clock().Now()); reason != "" && !toldStale {
 					d.Log().Info("waiting for a fresh join token", "master_vm", id, "reason", reason)
@@ -109,8 +122,13 @@ func waitMaster(ctx context.Context, d Data) error {
 			// without a token is first given that patience: its serve
 			// mints one for a waiting VM within a tick.
 			d.Log().Info("the master the context names cannot serve this worker; reading the service for the others", "master_vm", n.MasterIDs[0])
-			refreshMasters(ctx, d)
-			lastRead = d.Clock().Now()
+			if hint.done {
+				// Confirming the hint read the service already.
+				setMasters(d, hint.role)
+			} else {
+				refreshMasters(ctx, d)
+				lastRead = d.Clock().Now()
+			}
 			w.expired = fmt.Errorf("%w (master VMs %s)", ErrMasterTimeout, idList(n.MasterIDs))
 			if !n.MasterHint {
 				// The service answered: look at every master now,
@@ -158,12 +176,18 @@ func otherMasters(ctx context.Context, d Data, ids []int) {
 // refreshMasters re-reads the master role's VM IDs; a failed read keeps
 // the list it had.
 func refreshMasters(ctx context.Context, d Data) {
-	n := d.Node()
 	ids, err := readMasterIDs(ctx, d, d.Config().MasterRole)
 	if err != nil {
 		d.Log().Warn("re-reading the service failed; keeping the master list", "error", err)
 		return
 	}
+	setMasters(d, ids)
+}
+
+// setMasters makes ids, the master role as the service lists it, the
+// masters to look at.
+func setMasters(d Data, ids []int) {
+	n := d.Node()
 	if !slices.Equal(ids, n.MasterIDs) {
 		d.Log().Info("the master role changed while waiting", "was", idList(n.MasterIDs), "now", idList(ids))
 		n.MasterIDs = ids
