@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/onekube/onekube/agent/kubeadm"
+	"github.com/onekube/onekube/agent/safetext"
 	vmcontext "github.com/onekube/onekube/context"
 	"github.com/onekube/onekube/context/onegate"
 )
@@ -164,8 +165,8 @@ func otherMasters(ctx context.Context, d Data, ids []int) {
 		if publishedHash(vm) != m.Hash {
 			continue
 		}
-		raw := strings.TrimSpace(vm.UserTemplate[vmcontext.KeyPubMaster])
-		a, err := netip.ParseAddr(raw)
+		raw := vm.UserTemplate[vmcontext.KeyPubMaster]
+		a, err := parsePublishedAddr(raw)
 		if err != nil || unusableAddress(a) != "" || !ownsAddress(vm, raw) {
 			continue
 		}
@@ -200,16 +201,13 @@ func failed(vm *onegate.VM) bool {
 	return strings.TrimSpace(vm.UserTemplate[vmcontext.KeyPubPhase]) == PhaseFailed && !isReady(vm)
 }
 
-// quoteReport shows another VM's published error, bounded.
+// quoteReport shows another VM's published error, bounded and escaped.
 func quoteReport(s string) string {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return "(no " + vmcontext.KeyPubError + ")"
 	}
-	if len(s) > maxErrorValue {
-		s = s[:maxErrorValue] + "…"
-	}
-	return strconv.Quote(s)
+	return safetext.Quote(s, maxErrorValue)
 }
 
 // readyMaster checks a master VM's published join data strictly: READY=YES,
@@ -240,12 +238,12 @@ func readyMaster(vm *onegate.VM, defaultPort int) (Master, string) {
 		bad = append(bad, vmcontext.KeyPubHash)
 	}
 	raw := strings.TrimSpace(ut[vmcontext.KeyPubMaster])
-	addr, err := netip.ParseAddr(raw)
+	addr, err := parsePublishedAddr(raw)
 	switch {
 	case raw == "":
 		missing = append(missing, vmcontext.KeyPubMaster)
 	case err != nil:
-		bad = append(bad, vmcontext.KeyPubMaster)
+		bad = append(bad, fmt.Sprintf("%s (%v)", vmcontext.KeyPubMaster, err))
 	case unusableAddress(addr) != "":
 		bad = append(bad, fmt.Sprintf("%s (%s is %s)", vmcontext.KeyPubMaster, addr, unusableAddress(addr)))
 	case !ownsAddress(vm, raw):
@@ -300,7 +298,7 @@ func unusableAddress(a netip.Addr) string {
 
 // ownsAddress reports whether s is one of vm's NIC addresses in OneGate.
 func ownsAddress(vm *onegate.VM, s string) bool {
-	a, err := netip.ParseAddr(strings.TrimSpace(s))
+	a, err := parsePublishedAddr(s)
 	if err != nil {
 		return false
 	}
