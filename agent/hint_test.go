@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
@@ -143,17 +144,27 @@ func TestWaitingWorkerAnnouncesItself(t *testing.T) {
 // worker falls back to the master role and joins VM 3.
 func TestMasterHintOutsideTheMasterRoleIsIgnored(t *testing.T) {
 	for _, c := range []struct {
-		name  string
-		setup func(og *fakeOneGate)
+		name         string
+		setup        func(og *fakeOneGate)
+		serviceReads int
 	}{
 		{"it publishes a control plane of its own", func(og *fakeOneGate) {
 			og.publishMasterData(9, goodToken, "ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff")
 			og.vms[9].UserTemplate[vmcontext.KeyRoleName] = "master" // forged: OneGate's check is bypassed
-		}},
+		}, 1},
 		{"it published a failure", func(og *fakeOneGate) {
 			og.vms[9].UserTemplate[vmcontext.KeyPubPhase] = PhaseFailed
 			og.vms[9].UserTemplate[vmcontext.KeyPubError] = "kubeadm init: boom"
-		}},
+		}, 1},
+		{"the first service read fails: the hint waits, unconfirmed", func(og *fakeOneGate) {
+			og.publishMasterData(9, goodToken, "ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff")
+			og.fail = func(op string, n int) error {
+				if op == "GetService" && n == 1 {
+					return Retryable(&onegate.Error{Method: http.MethodGet, Path: "/service", Status: http.StatusServiceUnavailable})
+				}
+				return nil
+			}
+		}, 2},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			og := newService(8, []int{3}, []int{8, 9})
@@ -171,9 +182,27 @@ func TestMasterHintOutsideTheMasterRoleIsIgnored(t *testing.T) {
 			if !strings.Contains(h.kadm.configs["join"], goodHash) {
 				t.Errorf("joined with another CA pin:\n%s", h.kadm.configs["join"])
 			}
-			if og.calls["GetService"] != 1 {
-				t.Errorf("service read %d times, want once", og.calls["GetService"])
+			if og.calls["GetService"] != c.serviceReads {
+				t.Errorf("service read %d times, want %d", og.calls["GetService"], c.serviceReads)
 			}
 		})
+	}
+}
+
+// TestMasterHintInTheRoleThatFailedStopsTheWorker: a named master the
+// service lists in the master role is believed when it reports failure.
+func TestMasterHintInTheRoleThatFailedStopsTheWorker(t *testing.T) {
+	og := newService(8, []int{3}, []int{8})
+	og.vms[3].UserTemplate[vmcontext.KeyPubPhase] = PhaseFailed
+	og.vms[3].UserTemplate[vmcontext.KeyPubError] = "kubeadm init: boom"
+	h := newHarness(t, og)
+	named := 3
+	h.cfg.MasterVMID = &named
+	err := h.run()
+	if !errors.Is(err, ErrMasterFailed) || !strings.Contains(err.Error(), `"kubeadm init: boom"`) {
+		t.Fatalf("bootstrap: %v, want the master's failure", err)
+	}
+	if og.calls["GetService"] != 1 || h.kadm.count("join") != 0 {
+		t.Errorf("service read %d times (want once), joined %d times", og.calls["GetService"], h.kadm.count("join"))
 	}
 }
