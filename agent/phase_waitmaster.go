@@ -32,7 +32,9 @@ const hintPatience = 40 * time.Second
 // paced by the initializing master's published estimate (pace.go). It
 // stops at once when the initializing master published PHASE=failed, and
 // re-reads the service every serviceRefresh, or at once when the master
-// the context named is not one OneGate shows this VM. It never reads the
+// the context named is not one OneGate shows this VM; before acting on
+// that named master at all it reads the service once to confirm it is in
+// the master role (hint.go). It never reads the
 // extended service document, whose size grows with the cluster, and never
 // falls back to creating a cluster of its own. The phase is announced only
 // when the first look finds no join data: a worker of a straight
