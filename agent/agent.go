@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/onekube/onekube/agent/safetext"
 	"github.com/onekube/onekube/agent/state"
 	"github.com/onekube/onekube/agent/system"
 	vmcontext "github.com/onekube/onekube/context"
@@ -157,7 +158,7 @@ func Bootstrap(ctx context.Context, opts Options, deps Deps) error {
 	}
 	err = r.Run(ctx, discoverPhases(src.Resolve), d)
 	if err == nil && !d.node.Adopted {
-		log.Info("node discovered", "vmid", d.node.VMID, "role", d.node.RoleName, "kind", string(d.node.Kind),
+		log.Info("node discovered", "vmid", d.node.VMID, "role", safetext.Value(d.node.RoleName), "kind", string(d.node.Kind),
 			"node", d.cfg.NodeName, "address", d.cfg.Address.String(), "masters", idList(d.node.MasterIDs))
 		err = r.Run(ctx, phasesFor(d.node.Kind), d)
 	}

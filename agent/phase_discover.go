@@ -51,7 +51,9 @@ func discoverPhase(resolve func(*onegate.VM) (Config, error)) func(context.Conte
 		if n.RoleName != cfg.MasterRole && cfg.MasterVMID != nil {
 			// A straight deployment's worker: OneFlow named the master
 			// at creation, and the service document (about 150 bytes a
-			// VM) need not be read. waitMaster checks the hint.
+			// VM) need not be read up front. waitMaster reads it once,
+			// when it would act on that master, to confirm it is in the
+			// master role (hint.go).
 			n.MasterIDs, n.MasterHint = []int{*cfg.MasterVMID}, true
 		} else if n.MasterIDs, err = masterIDs(ctx, d, cfg.MasterRole); err != nil {
 			return err

@@ -60,7 +60,7 @@ func masterAddress(vm *onegate.VM, cfg *Config) (netip.Addr, bool) {
 		return netip.Addr{}, false
 	}
 	if raw := vm.UserTemplate[vmcontext.KeyPubMaster]; raw != "" && ownsAddress(vm, raw) {
-		a, _ := netip.ParseAddr(raw)
+		a, _ := parsePublishedAddr(raw)
 		return a.Unmap(), unusableAddress(a) == ""
 	}
 	_, a, err := cfg.Selector.Pick(mergeNICs(nil, vm.NICs))

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/onekube/onekube/agent/kubeadm"
+	"github.com/onekube/onekube/agent/safetext"
 	vmcontext "github.com/onekube/onekube/context"
 	"github.com/onekube/onekube/context/onegate"
 )
@@ -31,7 +32,9 @@ const hintPatience = 40 * time.Second
 // paced by the initializing master's published estimate (pace.go). It
 // stops at once when the initializing master published PHASE=failed, and
 // re-reads the service every serviceRefresh, or at once when the master
-// the context named is not one OneGate shows this VM. It never reads the
+// the context named is not one OneGate shows this VM; before acting on
+// that named master at all it reads the service once to confirm it is in
+// the master role (hint.go). It never reads the
 // extended service document, whose size grows with the cluster, and never
 // falls back to creating a cluster of its own. The phase is announced only
 // when the first look finds no join data: a worker of a straight
@@ -54,6 +57,7 @@ func waitMaster(ctx context.Context, d Data) error {
 	firstLook := lastRead
 	toldStale := false
 	judge := &expiryJudge{d: d}
+	var hint hintCheck
 	var look func(ctx context.Context) error
 	look = func(ctx context.Context) error {
 		if d.Clock().Now().Sub(lastRead) >= serviceRefresh {
@@ -73,11 +77,23 @@ func waitMaster(ctx context.Context, d Data) error {
 				why = append(why, fmt.Sprintf("VM %d: %v", id, err))
 				continue
 			}
+			m, reason := readyMaster(vm, d.Config().Port)
+			if i == 0 && n.MasterHint && !hint.done && leansOnHint(vm, reason) {
+				ok, err := hint.confirm(ctx, d)
+				if err != nil {
+					return err
+				}
+				lastRead = d.Clock().Now()
+				if !ok {
+					// The service answered: look at every master now.
+					w.expired = fmt.Errorf("%w (master VMs %s)", ErrMasterTimeout, idList(n.MasterIDs))
+					return look(ctx)
+				}
+			}
 			if i == 0 {
 				eta = publishedETA(vm)
 				hintAlive = isReady(vm) && running(vm)
 			}
-			m, reason := readyMaster(vm, d.Config().Port)
 			if reason == "" {
 				if reason = judge.token(ctx, vm, m); reason != "" && !toldStale {
 					d.Log().Info("waiting for a fresh join token", "master_vm", id, "reason", reason)
@@ -110,8 +126,13 @@ func waitMaster(ctx context.Context, d Data) error {
 			// without a token is first given that patience: its serve
 			// mints one for a waiting VM within a tick.
 			d.Log().Info("the master the context names cannot serve this worker; reading the service for the others", "master_vm", n.MasterIDs[0])
-			refreshMasters(ctx, d)
-			lastRead = d.Clock().Now()
+			if hint.done {
+				// Confirming the hint read the service already.
+				setMasters(d, hint.role)
+			} else {
+				refreshMasters(ctx, d)
+				lastRead = d.Clock().Now()
+			}
 			w.expired = fmt.Errorf("%w (master VMs %s)", ErrMasterTimeout, idList(n.MasterIDs))
 			if !n.MasterHint {
 				// The service answered: look at every master now,
@@ -147,8 +168,8 @@ func otherMasters(ctx context.Context, d Data, ids []int) {
 		if publishedHash(vm) != m.Hash {
 			continue
 		}
-		raw := strings.TrimSpace(vm.UserTemplate[vmcontext.KeyPubMaster])
-		a, err := netip.ParseAddr(raw)
+		raw := vm.UserTemplate[vmcontext.KeyPubMaster]
+		a, err := parsePublishedAddr(raw)
 		if err != nil || unusableAddress(a) != "" || !ownsAddress(vm, raw) {
 			continue
 		}
@@ -159,12 +180,18 @@ func otherMasters(ctx context.Context, d Data, ids []int) {
 // refreshMasters re-reads the master role's VM IDs; a failed read keeps
 // the list it had.
 func refreshMasters(ctx context.Context, d Data) {
-	n := d.Node()
 	ids, err := readMasterIDs(ctx, d, d.Config().MasterRole)
 	if err != nil {
 		d.Log().Warn("re-reading the service failed; keeping the master list", "error", err)
 		return
 	}
+	setMasters(d, ids)
+}
+
+// setMasters makes ids, the master role as the service lists it, the
+// masters to look at.
+func setMasters(d Data, ids []int) {
+	n := d.Node()
 	if !slices.Equal(ids, n.MasterIDs) {
 		d.Log().Info("the master role changed while waiting", "was", idList(n.MasterIDs), "now", idList(ids))
 		n.MasterIDs = ids
@@ -177,16 +204,13 @@ func failed(vm *onegate.VM) bool {
 	return strings.TrimSpace(vm.UserTemplate[vmcontext.KeyPubPhase]) == PhaseFailed && !isReady(vm)
 }
 
-// quoteReport shows another VM's published error, bounded.
+// quoteReport shows another VM's published error, bounded and escaped.
 func quoteReport(s string) string {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return "(no " + vmcontext.KeyPubError + ")"
 	}
-	if len(s) > maxErrorValue {
-		s = s[:maxErrorValue] + "…"
-	}
-	return strconv.Quote(s)
+	return safetext.Quote(s, maxErrorValue)
 }
 
 // readyMaster checks a master VM's published join data strictly: READY=YES,
@@ -217,12 +241,12 @@ func readyMaster(vm *onegate.VM, defaultPort int) (Master, string) {
 		bad = append(bad, vmcontext.KeyPubHash)
 	}
 	raw := strings.TrimSpace(ut[vmcontext.KeyPubMaster])
-	addr, err := netip.ParseAddr(raw)
+	addr, err := parsePublishedAddr(raw)
 	switch {
 	case raw == "":
 		missing = append(missing, vmcontext.KeyPubMaster)
 	case err != nil:
-		bad = append(bad, vmcontext.KeyPubMaster)
+		bad = append(bad, fmt.Sprintf("%s (%v)", vmcontext.KeyPubMaster, err))
 	case unusableAddress(addr) != "":
 		bad = append(bad, fmt.Sprintf("%s (%s is %s)", vmcontext.KeyPubMaster, addr, unusableAddress(addr)))
 	case !ownsAddress(vm, raw):
@@ -277,7 +301,7 @@ func unusableAddress(a netip.Addr) string {
 
 // ownsAddress reports whether s is one of vm's NIC addresses in OneGate.
 func ownsAddress(vm *onegate.VM, s string) bool {
-	a, err := netip.ParseAddr(strings.TrimSpace(s))
+	a, err := parsePublishedAddr(s)
 	if err != nil {
 		return false
 	}

@@ -29,12 +29,13 @@ func contextWorker(v vmcontext.Vars) bool {
 }
 
 // startWindow is the start-up window: a worker that knows its master's VM
-// makes two requests before its join (GET /vm, GET /vms/:id), not four, and
-// needs half the window for the same load; in a straight deployment every
-// second of it is on the time to ready.
+// makes three requests before its join (GET /vm, GET /vms/:id, and
+// GET /service to confirm that VM is in the master role: hint.go), not
+// four, and needs three quarters of the window for the same load; in a
+// straight deployment every second of it is on the time to ready.
 func startWindow(spread time.Duration, hinted bool) time.Duration {
 	if hinted {
-		return spread / 2
+		return spread * 3 / 4
 	}
 	return spread
 }

@@ -61,6 +61,8 @@ func TestReadyMaster(t *testing.T) {
 		"master unspecified":     {vm: masterVM(vmcontext.KeyPubMaster, "0.0.0.0"), wantReason: "malformed ONEGATE_K8S_MASTER (0.0.0.0 is the unspecified address)"},
 		"master loopback":        {vm: masterVM(vmcontext.KeyPubMaster, "127.0.0.1"), wantReason: "127.0.0.1 is a loopback address"},
 		"master link-local":      {vm: masterVM(vmcontext.KeyPubMaster, "fe80::1"), wantReason: "fe80::1 is a link-local address"},
+		"master with a zone":     {vm: masterVM(vmcontext.KeyPubMaster, "fd00::5%eth0"), wantReason: "fd00::5%eth0 is scoped to an interface"},
+		"master, hostile zone":   {vm: masterVM(vmcontext.KeyPubMaster, "fd00::5%eth0\nlevel=ERROR msg=forged"), wantReason: `malformed ONEGATE_K8S_MASTER ("fd00::5%eth0\nlevel=ERROR msg=forged" has a zone that is no interface name)`},
 		"rewritten by a sibling": {vm: masterVM(vmcontext.KeyPubMaster, "10.0.0.66"), wantReason: "10.0.0.66 is not an address of VM 4, whose NICs have 10.0.0.5, fd00::5, 127.0.0.1"},
 		"port out of range":      {vm: masterVM(vmcontext.KeyPubPort, "70000"), wantReason: "malformed ONEGATE_K8S_PORT"},
 		"port not a number":      {vm: masterVM(vmcontext.KeyPubPort, "https"), wantReason: "malformed ONEGATE_K8S_PORT"},

@@ -41,11 +41,11 @@ func TestBenchReportShort(t *testing.T) {
 			t.Errorf("%s: a worker joined %s before the master published", cfg, -res.PublishToLastJoin)
 		}
 		// No worse than the legacy flow with the same G, but for the
-		// spread of a straight worker's first request (half of
+		// spread of a straight worker's first request (3/4 of
 		// StartSpread, so 500 VMs created in one second do not hit
 		// OneGate together): start-up must never cost more than that
 		// over OneFlow's own gating.
-		if worst := m.Legacy() + agent.DefaultTunables().StartSpread/2; res.TimeToReady > worst {
+		if worst := m.Legacy() + agent.DefaultTunables().StartSpread*3/4; res.TimeToReady > worst {
 			t.Errorf("%s: ready in %s, worse than the legacy flow's worst case %s", cfg, res.TimeToReady, worst)
 		}
 	}
@@ -56,13 +56,16 @@ func TestBenchReportShort(t *testing.T) {
 		}
 	}
 	// Issue 14's OneGate goals at the sizes CI can afford (the full report
-	// shows N = 500): a straight worker costs at most 6 requests and 8 KB;
+	// shows N = 500): a straight worker costs at most 6 requests and 8 KB
+	// besides the short service document, which it reads once to confirm
+	// its master is in the master role (issue 18) and which lists every VM;
 	// a worker sees the publish within one close poll (2 s); the load stays
 	// at N/2 requests a second, give or take the master's own requests
 	// and a slot at a bucket's edge.
 	for _, n := range []string{"N=10 straight", "N=50 straight"} {
-		if r := byRun[n]; r.MaxReqPerWorker > 6 || r.BytesPerWorker > 8000 {
-			t.Errorf("%s: up to %d requests and %.0f B per worker, goal ≤ 6 and ≤ 8 KB", n, r.MaxReqPerWorker, r.BytesPerWorker)
+		if r := byRun[n]; r.MaxReqPerWorker > 6 || r.BytesPerWorker-r.DiscoveryPerWorker > 8000 {
+			t.Errorf("%s: up to %d requests and %.0f B per worker besides the service document, goal ≤ 6 and ≤ 8 KB",
+				n, r.MaxReqPerWorker, r.BytesPerWorker-r.DiscoveryPerWorker)
 		}
 	}
 	if r := byRun["N=50 none"]; r.PublishToLastJoin > 2*time.Second {
@@ -74,12 +77,13 @@ func TestBenchReportShort(t *testing.T) {
 		}
 	}
 	// What each worker asks, exactly: in a straight deployment its own VM,
-	// the master OneFlow named, its READY; in a none deployment also the
-	// short service document once, wait-master, and polls of the master
-	// VM alone. No other route, and never the extended document.
+	// the master OneFlow named, the short service document once (is that
+	// VM in the master role?), its READY; in a none deployment also
+	// wait-master and polls of the master VM alone. No other route, and
+	// never the extended document.
 	for name, r := range byRun {
 		n := r.Workers
-		want := map[string][2]int{"GET /vm": {n, n}, "GET /vms/:id": {n, n}, "PUT /vm": {n, n}}
+		want := map[string][2]int{"GET /vm": {n, n}, "GET /vms/:id": {n, n}, "GET /service": {n, n}, "PUT /vm": {n, n}}
 		if r.Deployment == None {
 			want = map[string][2]int{"GET /vm": {n, n}, "GET /service": {n, n}, "PUT /vm": {n, 2 * n}, "GET /vms/:id": {n, 40 * n}}
 		}
