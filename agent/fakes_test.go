@@ -368,6 +368,8 @@ type harness struct {
 	opts  Options
 	// loadErr / resolveErr simulate a broken context.
 	loadErr, resolveErr error
+	// wrapOG, when set, is what the agent gets in place of og.
+	wrapOG func(*fakeOneGate) OneGate
 }
 
 // imageHostname is the name every VM of the image boots with.
@@ -428,6 +430,9 @@ func (h *harness) run() error {
 		NewOneGate: func(c OneGateConfig) (OneGate, error) {
 			if c.Creds.VMID != h.og.self {
 				return nil, errors.New("wrong credentials")
+			}
+			if h.wrapOG != nil {
+				return h.wrapOG(h.og), nil
 			}
 			return h.og, nil
 		},
