@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/onekube/onekube/agent/kubeadm"
 	vmcontext "github.com/onekube/onekube/context"
 	"github.com/onekube/onekube/context/onegate"
 )
@@ -76,5 +77,32 @@ func TestPublishProbesExposure(t *testing.T) {
 				t.Errorf("warning logged: %v, want %v\n%s", w, c.warn, h.logs)
 			}
 		})
+	}
+}
+
+// A joining master probes too, and publishes with its READY.
+func TestControlPlanePublishProbesExposure(t *testing.T) {
+	og := newService(5, []int{3, 5}, nil)
+	h := newHarness(t, og)
+	h.cfg.Endpoint = vmcontext.LocalBalancer
+	caHash, _ := kubeadm.CACertHash(h.kadm.caPEM)
+	og.publishMasterData(3, "abcdef.0123456789abcdef", caHash)
+	og.vms[3].UserTemplate[vmcontext.KeyPubEndpoint] = vmcontext.LocalBalancer
+	actAsMaster(og, 3, 5)
+	p := &probingOneGate{e: onegate.Exposure{RestrictedBypass: onegate.Yes, UpdateByID: onegate.No}}
+	h.wrapOG = func(f *fakeOneGate) OneGate { p.fakeOneGate = f; return p }
+	if err := h.run(); err != nil {
+		t.Fatalf("%v\n%s", err, h.logs)
+	}
+	ready := og.readyUpdates()
+	if len(ready) != 1 {
+		t.Fatalf("%d updates carried READY", len(ready))
+	}
+	m := kvMap(ready[0])
+	if m[vmcontext.KeyPubKind] != string(KindControlPlane) || m[vmcontext.KeyPubExposure] != "restricted-bypass=yes update_by_id=no" {
+		t.Errorf("published %v", m)
+	}
+	if strings.Join(p.roles, ",") != "master" {
+		t.Errorf("probes %q", p.roles)
 	}
 }
