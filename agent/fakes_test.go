@@ -374,6 +374,8 @@ type harness struct {
 	// newOneGate, when set, replaces og (e.g. the real client against
 	// the simulator).
 	newOneGate func(OneGateConfig) (OneGate, error)
+	// wrapOG, when set, is what the agent gets in place of og.
+	wrapOG func(*fakeOneGate) OneGate
 }
 
 // imageHostname is the name every VM of the image boots with.
@@ -437,6 +439,9 @@ func (h *harness) run() error {
 			}
 			if c.Creds.VMID != h.og.self {
 				return nil, errors.New("wrong credentials")
+			}
+			if h.wrapOG != nil {
+				return h.wrapOG(h.og), nil
 			}
 			return h.og, nil
 		},

@@ -68,3 +68,9 @@ func (c classified) UpdateVM(ctx context.Context, kvs ...onegate.KV) error {
 func (c classified) EraseVMKey(ctx context.Context, key string) error {
 	return classify(c.c.EraseVMKey(ctx, key))
 }
+
+// ProbeExposure makes the production client an exposureProber.
+func (c classified) ProbeExposure(ctx context.Context, roleName string) (onegate.Exposure, error) {
+	e, err := c.c.ProbeExposure(ctx, roleName)
+	return e, classify(err)
+}

@@ -239,16 +239,18 @@ func publishControlPlane(ctx context.Context, d Data) error {
 	if !ownsAddress(n.Self, cfg.Address.String()) {
 		return fmt.Errorf("%w: the address %s is not one of this VM's NIC addresses in OneGate", ErrJoinData, cfg.Address)
 	}
-	if err := publish(ctx, d, []onegate.KV{
+	kvs := append([]onegate.KV{
 		{Key: vmcontext.KeyPubMaster, Value: cfg.Address.String()},
 		{Key: vmcontext.KeyPubPort, Value: fmt.Sprint(cfg.Port)},
 		{Key: vmcontext.KeyPubHash, Value: hash},
 		{Key: vmcontext.KeyPubNodeName, Value: cfg.NodeName},
 		{Key: vmcontext.KeyPubKind, Value: string(KindControlPlane)},
 		{Key: vmcontext.KeyPubEndpoint, Value: cfg.Endpoint},
-		{Key: vmcontext.KeyPubPhase, Value: PhaseDone},
-		{Key: vmcontext.KeyReady, Value: "YES"},
-	}); err != nil {
+	}, exposureKVs(ctx, d)...)
+	if err := publish(ctx, d, append(kvs,
+		onegate.KV{Key: vmcontext.KeyPubPhase, Value: PhaseDone},
+		onegate.KV{Key: vmcontext.KeyReady, Value: "YES"},
+	)); err != nil {
 		return err
 	}
 	if _, ok := n.Self.UserTemplate[vmcontext.KeyPubRecipient]; ok {

@@ -21,7 +21,7 @@ func publishMaster(ctx context.Context, d Data) error {
 	if err := checkJoinData(d, m); err != nil {
 		return err
 	}
-	return publish(ctx, d, []onegate.KV{
+	kvs := append([]onegate.KV{
 		{Key: vmcontext.KeyPubMaster, Value: m.Address.String()},
 		{Key: vmcontext.KeyPubPort, Value: strconv.Itoa(m.Port)},
 		{Key: vmcontext.KeyPubToken, Value: m.Token.Reveal()},
@@ -29,9 +29,11 @@ func publishMaster(ctx context.Context, d Data) error {
 		{Key: vmcontext.KeyPubNodeName, Value: d.Config().NodeName},
 		{Key: vmcontext.KeyPubKind, Value: string(KindInit)},
 		{Key: vmcontext.KeyPubEndpoint, Value: d.Config().Endpoint},
-		{Key: vmcontext.KeyPubPhase, Value: PhaseDone},
-		{Key: vmcontext.KeyReady, Value: "YES"},
-	})
+	}, exposureKVs(ctx, d)...)
+	return publish(ctx, d, append(kvs,
+		onegate.KV{Key: vmcontext.KeyPubPhase, Value: PhaseDone},
+		onegate.KV{Key: vmcontext.KeyReady, Value: "YES"},
+	))
 }
 
 // checkJoinData re-validates what publishMaster is about to send: a

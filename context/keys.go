@@ -103,6 +103,11 @@ const (
 	// KeyPubServe is a master's serve mode: "acting" on the one master that
 	// holds the serve lease, "standby" on the others.
 	KeyPubServe = "ONEGATE_K8S_SERVE"
+	// KeyPubExposure is a master's finding, probed on its own template
+	// once per bootstrap, of what OneGate lets any VM of the service do:
+	// "restricted-bypass=<yes|no|unknown> update_by_id=<yes|no|unknown>"
+	// (onegate.Exposure, docs/trust.md).
+	KeyPubExposure = "ONEGATE_K8S_EXPOSURE"
 )
 
 // Published by serve for the living cluster (issue 12): the join token's

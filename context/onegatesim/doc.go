@@ -29,7 +29,10 @@
 // (shutdown.go: LCM_STATE SHUTDOWN, a guest hook, DONE on power-off or at
 // the timeout), and TerminateHard drops a VM at once. Faults (latency, 5xx,
 // dropped connections, a VM with a wrong token) can be injected while it
-// runs, and every request is counted per VM.
+// runs, and every request is counted per VM. Sim.Hostile scripts a VM in an
+// attacker's hands (sibling writes and erases, actions, scaling, extended
+// reads, the restricted-attribute bypass) through the same routes, and
+// Options.Deny with HardenedDeny models a hardened onegate-server.conf.
 //
 // The protocol facts come from shared/reference/onegate.md and oneflow.md
 // and from OpenNebula/one at release-6.10.5 and release-7.4.0, cited where

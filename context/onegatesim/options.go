@@ -62,6 +62,15 @@ type Options struct {
 	Logf func(format string, args ...any)
 }
 
+// HardenedDeny is Options.Deny for a hardened onegate-server.conf
+// (:update_by_id: false, :action_by_id: false, :change_cardinality: false):
+// no VM can write, act on or scale its siblings any more. Reads, a VM's own
+// updates and the restricted-attribute bypass on its own template remain
+// (docs/trust.md, "Hardening onegate-server.conf").
+func HardenedDeny() []string {
+	return []string{"vm:update_by_id", "vm:action_by_id", "service:change_cardinality"}
+}
+
 // DefaultCooldown is oneflow-server.conf's :default_cooldown: (300 s).
 const DefaultCooldown = 300 * time.Second
 

@@ -94,13 +94,31 @@ func (s *Sim) merge(v *vm, data string) reply {
 }
 
 // xpathName is what Nokogiri accepts after "USER_TEMPLATE/": one element
-// or element/child.
+// or element/child, once blanks around the steps are gone (xpathSteps).
 var xpathName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]*(/[A-Za-z_][A-Za-z0-9_.-]*)?$`)
+
+// xpathBlanks are libxml2's IS_BLANK_CH, which its XPath compiler skips
+// before and after each step (xpath.c, xmlXPathCompRelativeLocationPath
+// and xmlXPathCompStep): "USER_TEMPLATE/\tROLE_NAME" selects ROLE_NAME.
+// The restricted-attribute check compares the name with its blanks, so
+// this is the erase form of the bypass (onegate-trust.md).
+const xpathBlanks = " \t\r\n"
+
+// xpathSteps drops the blanks libxml2 skips around each step of name.
+func xpathSteps(name string) string {
+	steps := strings.Split(name, "/")
+	for i, st := range steps {
+		steps[i] = strings.Trim(st, xpathBlanks)
+	}
+	return strings.Join(steps, "/")
+}
 
 // erase is delete_element("USER_TEMPLATE/<name>"): exact, case-sensitive,
 // every match; nothing removed is "attribute not found". Callers hold s.mu.
 func (s *Sim) erase(r *http.Request, v *vm, name string) reply {
-	if !xpathName.MatchString(name) {
+	if steps := xpathSteps(name); xpathName.MatchString(steps) {
+		name = steps
+	} else {
 		// Nokogiri's XPath::SyntaxError, which the server does not catch
 		// (libxml2 words the message; this is its usual form).
 		return s.raised(r, &rubyExc{"Nokogiri::XML::XPath::SyntaxError", "ERROR: Invalid expression: USER_TEMPLATE/" + name})

@@ -65,7 +65,7 @@ func TestTrustTableCoversEveryKey(t *testing.T) {
 		vmcontext.KeyReady, vmcontext.KeyPubNodeName, vmcontext.KeyPubKind, vmcontext.KeyPubEndpoint,
 		vmcontext.KeyPubRecipient, vmcontext.KeyPubCertKey, vmcontext.KeyPubServe, vmcontext.KeyPubServeError,
 		vmcontext.KeyPubWaiting, vmcontext.KeyPubNodesWithoutVM, vmcontext.KeyPubEtcd, vmcontext.KeyPubEtcdError,
-		vmcontext.KeyPubKubeconfigRequest, vmcontext.KeyPubKubeconfigAnswer,
+		vmcontext.KeyPubKubeconfigRequest, vmcontext.KeyPubKubeconfigAnswer, vmcontext.KeyPubExposure,
 	}
 	for _, k := range published {
 		// A row may name a key in full or as ONEGATE_K8S_SERVE's `_SUFFIX`.

@@ -17,6 +17,7 @@ type ControlPlaneInfo struct {
 	Etcd      string // ONEGATE_K8S_ETCD: "<state>@<peer IP> ..." as the acting master saw it
 	EtcdError string // ONEGATE_K8S_ETCD_ERROR
 	Serve     string // ONEGATE_K8S_SERVE: acting or standby
+	Exposure  string // ONEGATE_K8S_EXPOSURE: the master's OneGate probe (exposure.go)
 }
 
 func readControlPlane(get func(string) string) ControlPlaneInfo {
@@ -26,6 +27,7 @@ func readControlPlane(get func(string) string) ControlPlaneInfo {
 		Etcd:      get(vmcontext.KeyPubEtcd),
 		EtcdError: get(vmcontext.KeyPubEtcdError),
 		Serve:     get(vmcontext.KeyPubServe),
+		Exposure:  get(vmcontext.KeyPubExposure),
 	}
 }
 
