@@ -9,8 +9,8 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"log/slog"
-	"strings"
 	"math/big"
+	"strings"
 	"testing"
 	"time"
 
