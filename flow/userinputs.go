@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	vmcontext "github.com/onekube/onekube/context"
+	"github.com/onekube/onekube/context/kubeconfig"
 )
 
 // UserInputs returns the service's user inputs in their display order
@@ -31,7 +32,7 @@ func UserInputs(spec Spec) []UserInput {
 		{Name: vmcontext.KeyNodeName, Type: "text", Description: "Node name prefix: nodes are named <prefix>-<VM ID> (empty: the role name, e.g. worker-42)"},
 		{Name: vmcontext.KeyTaintedMaster, Type: "boolean", Description: "Keep the control-plane taint: no workloads on masters", Default: tainted},
 		{Name: vmcontext.KeyTokenTTL, Type: "text", Description: "Join token lifetime, minted while a VM waits (Go duration, 15m to 24h)", Default: k.TokenTTL},
-		{Name: vmcontext.KeyKubeconfigRecipients, Type: "text", Description: "More kubeconfig users, name:key separated by ; (age1... or ssh-ed25519 keys); the owner is always authorized through ONEKUBE_AGE_RECIPIENT in their user template"},
+		{Name: vmcontext.KeyKubeconfigRecipients, Type: "text", Description: "More kubeconfig users, name:key[:maxrole] separated by ; (age1... or ssh-ed25519 keys; maxrole view by default or cluster-admin); the owner is always authorized as cluster-admin through ONEKUBE_AGE_RECIPIENT in their user template"},
 		{Name: vmcontext.KeyControlPlaneEP, Type: "text", Description: "Control-plane endpoint host[:port]: a VIP or load balancer you run in front of the masters (empty: a local balancer on every node)", Default: k.ControlPlaneEndpoint},
 	}
 	return append(in, spec.UserInputs...)
@@ -62,10 +63,13 @@ func networkInput(n Network) string {
 // KubeconfigUsers is the master role's CONTEXT value of
 // ONEKUBE_KUBECONFIG_USERS, the authorized list the masters read
 // (docs/kubeconfig.md): the owner under their OpenNebula name with the
-// public key of their user template, then the KeyKubeconfigRecipients
-// input. oned resolves $UNAME and $USER[...] from the VM's owner when it
+// public key of their user template, as cluster-admin, then the
+// KeyKubeconfigRecipients input, whose entries get view unless they say
+// cluster-admin: an added user gets the least role unless the owner
+// writes more. oned resolves $UNAME and $USER[...] from the VM's owner when it
 // parses the CONTEXT (vm_var_syntax.y insert_single, get_user_attribute,
 // release-7.4.0), at instantiate and again at every onevm updateconf; an
-// owner without the attribute yields "name:", which the masters skip.
+// owner without the attribute yields "name::cluster-admin", which the
+// masters skip.
 // CONTEXT is the one channel a VM of the service cannot write.
-const KubeconfigUsers = "$UNAME:$USER[" + vmcontext.UserKeyAgeRecipient + "];$" + vmcontext.KeyKubeconfigRecipients
+const KubeconfigUsers = "$UNAME:$USER[" + vmcontext.UserKeyAgeRecipient + "]:" + kubeconfig.RoleClusterAdmin + ";$" + vmcontext.KeyKubeconfigRecipients

@@ -13,13 +13,15 @@ import (
 	"time"
 
 	vmcontext "github.com/onekube/onekube/context"
+	"github.com/onekube/onekube/context/kubeconfig"
 )
 
 // Backdate is how far before now a certificate starts, kubeadm's own
 // CertificateBackdate (cmd/kubeadm/app/constants, v1.36.3): masters'
 // clocks may differ a little, and a certificate an API server sees as not
-// yet valid fails for no good reason.
-const Backdate = 5 * time.Minute
+// yet valid fails for no good reason. The CLI checks it (the protocol's
+// constant).
+const Backdate = kubeconfig.Backdate
 
 // Issued is a fresh client certificate and its key.
 type Issued struct {

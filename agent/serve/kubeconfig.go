@@ -24,10 +24,14 @@ import (
 // requests (it is not LeaderOnly): the only cluster write is an idempotent
 // apply of one user's binding, which any master may repeat.
 //
-// A request is untrusted (any VM of the service can write one); it only
-// picks an entry of the authorized list, which this loop reads from its own
-// CONTEXT, a channel no VM can write. The certificate's identity comes from
-// that entry, and the payload is sealed to that entry's recipient alone.
+// A request is untrusted (any VM of the service can write or rewrite one);
+// it only picks an entry of the authorized list, which this loop reads from
+// its own CONTEXT, a channel no VM can write, and a role up to the entry's
+// maximum. Nothing is signed or bound on a request alone: the loop first
+// answers with a challenge sealed to the entry's recipient, and acts only
+// once the request carries the proof that its author opened it (protocol
+// 2). The certificate's identity comes from the entry, and the payload is
+// sealed to that entry's recipient alone.
 type Kubeconfig struct {
 	OneGate agent.OneGate
 	// VMID is this master's VM ID: the extended service document is read
@@ -52,7 +56,24 @@ type Kubeconfig struct {
 
 	issued, refused int
 	lastIssued      time.Time
+	// pending holds the challenges sent, by request ID, in memory only:
+	// after a restart a proved request is challenged again.
+	pending map[string]pendingChallenge
 }
+
+// pendingChallenge is a challenge sent and not yet answered. stale is the
+// proof the request carried when it was sent (one for an earlier
+// challenge, erased by a sibling or lost in a restart): not an answer to
+// this one, so the loop waits for the next.
+type pendingChallenge struct {
+	kubeconfig.Challenge
+	at    time.Time
+	stale string
+}
+
+// maxPending bounds the challenges remembered; beyond it new requests
+// wait (they expire with AnswerTTL).
+const maxPending = 64
 
 var _ Loop = (*Kubeconfig)(nil)
 
@@ -97,7 +118,26 @@ func (k *Kubeconfig) Tick(ctx context.Context) (time.Duration, error) {
 	for _, ex := range exs {
 		switch {
 		case ex.hasRequest && ex.request == kubeconfig.Done:
+			delete(k.pending, ex.id)
 			errs = append(errs, k.erase(ctx, ex, true, true))
+		case ex.hasAns && ex.hasRequest && k.pending[ex.id].ID != "" && answerIsChallenge(ex.answer):
+			// The challenge is out: act when the request carries a new proof.
+			waiting = true
+			if answers == maxAnswersPerTick {
+				continue
+			}
+			if users == nil {
+				users = k.authorized(ctx)
+			}
+			a, act, err := k.verify(ctx, ex.id, ex.request, users, now)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			if act {
+				answers++
+				errs = append(errs, k.publish(ctx, ex.id, a))
+			}
 		case ex.hasAns:
 			a, err := kubeconfig.ParseAnswer(ex.answer)
 			switch {
@@ -109,7 +149,25 @@ func (k *Kubeconfig) Tick(ctx context.Context) (time.Duration, error) {
 				waiting = waiting || ex.hasRequest
 			case now.Sub(a.At) > kubeconfig.AnswerTTL || a.At.Sub(now) > kubeconfig.AnswerTTL:
 				k.Log.Info("erasing a kubeconfig answer nobody fetched", "request", ex.id, "answered", a.At)
+				delete(k.pending, ex.id)
 				errs = append(errs, k.erase(ctx, ex, true, ex.hasRequest))
+			case a.Challenge && ex.hasRequest:
+				// A challenge this loop does not remember (it restarted, or
+				// a sibling wrote it): challenge again once proved.
+				waiting = true
+				if answers == maxAnswersPerTick || requestProof(ex.request) == "" {
+					continue
+				}
+				answers++
+				if users == nil {
+					users = k.authorized(ctx)
+				}
+				a, err := k.challenge(ex.id, ex.request, users, now)
+				if err != nil {
+					errs = append(errs, err)
+					continue
+				}
+				errs = append(errs, k.publish(ctx, ex.id, a))
 			default:
 				waiting = true
 			}
@@ -122,7 +180,7 @@ func (k *Kubeconfig) Tick(ctx context.Context) (time.Duration, error) {
 			if users == nil {
 				users = k.authorized(ctx)
 			}
-			a, err := k.answer(ctx, ex.id, ex.request, users, now)
+			a, err := k.challenge(ex.id, ex.request, users, now)
 			if err != nil {
 				errs = append(errs, err)
 				continue
@@ -130,6 +188,7 @@ func (k *Kubeconfig) Tick(ctx context.Context) (time.Duration, error) {
 			errs = append(errs, k.publish(ctx, ex.id, a))
 		}
 	}
+	k.forget(exs, now)
 	next := idle
 	if waiting {
 		next = busy
@@ -207,26 +266,103 @@ func (k *Kubeconfig) contextUsers(ctx context.Context) (string, error) {
 	return "", fmt.Errorf("reading this VM's CONTEXT: the service document has no CONTEXT for VM %d", k.VMID)
 }
 
-// answer decides one request. A refusal is an Answer too (the CLI prints
-// its reason); an error means try again later (the API server or OneGate
-// failed), and nothing is published.
-func (k *Kubeconfig) answer(ctx context.Context, id, raw string, users *authorized, now time.Time) (kubeconfig.Answer, error) {
-	refuse := func(reason string) (kubeconfig.Answer, error) {
-		k.refused++
-		k.Log.Info("kubeconfig request refused", "request", id, "reason", reason)
-		return kubeconfig.Answer{At: now, Reason: reason}, nil
+// errNoRoom: too many challenges wait; the request waits too.
+var errNoRoom = errors.New("too many kubeconfig challenges are pending")
+
+// challenge decides a new request: a refusal (an Answer the CLI prints)
+// when the authorized list does not allow it, otherwise a challenge sealed
+// to the entry's recipient. Nothing is signed or bound here, so a request
+// a sibling forged, even for a listed user with their public key, ends in
+// a challenge nobody can answer. An error means try again later, and
+// nothing is published.
+func (k *Kubeconfig) challenge(id, raw string, users *authorized, now time.Time) (kubeconfig.Answer, error) {
+	req, refusal, err := k.allowed(id, raw, users, now)
+	if err != nil {
+		return kubeconfig.Answer{}, err
+	}
+	if refusal != nil {
+		return *refusal, nil
+	}
+	if k.pending == nil {
+		k.pending = map[string]pendingChallenge{}
+	}
+	if _, ok := k.pending[id]; !ok && len(k.pending) >= maxPending {
+		return kubeconfig.Answer{}, fmt.Errorf("request %s: %w", id, errNoRoom)
+	}
+	c, err := kubeconfig.NewChallenge(id, req, k.Rand)
+	if err != nil {
+		return kubeconfig.Answer{}, fmt.Errorf("request %s: %w", id, err)
+	}
+	plain, err := c.Marshal()
+	if err != nil {
+		return kubeconfig.Answer{}, fmt.Errorf("request %s: %w", id, err)
+	}
+	sealed, err := kubeconfig.Seal(plain, req.Recipient)
+	if err != nil {
+		return kubeconfig.Answer{}, fmt.Errorf("request %s: %w", id, err)
+	}
+	k.pending[id] = pendingChallenge{Challenge: c, at: now, stale: req.Proof}
+	k.Log.Info("kubeconfig request challenged", "request", id, "user", req.Name, "role", req.Role,
+		"ttl", req.TTL, "recipient", kubeconfig.Short(req.Recipient))
+	return kubeconfig.Answer{At: now, Sealed: sealed, Challenge: true}, nil
+}
+
+// verify acts on a challenged request: act is false while it carries no
+// new proof. A proof that does not match (the request was rewritten after
+// it was challenged, or a sibling guessed) is refused; a matching one,
+// still allowed by the list as read now, gets the binding and the
+// certificate.
+func (k *Kubeconfig) verify(ctx context.Context, id, raw string, users *authorized, now time.Time) (a kubeconfig.Answer, act bool, err error) {
+	p := k.pending[id]
+	if proof := requestProof(raw); proof == "" || proof == p.stale {
+		return kubeconfig.Answer{}, false, nil
+	}
+	req, refusal, err := k.allowed(id, raw, users, now)
+	if err != nil {
+		return kubeconfig.Answer{}, false, err
+	}
+	if refusal != nil {
+		delete(k.pending, id)
+		return *refusal, true, nil
+	}
+	if !p.Proves(id, req) {
+		delete(k.pending, id)
+		return k.refuse(id, now, "the proof does not answer this master's challenge: the request was changed after it was challenged, or the proof is not its requester's (another VM of the service can write requests); run again"), true, nil
+	}
+	a, err = k.issue(ctx, id, req, now)
+	if err != nil {
+		return kubeconfig.Answer{}, false, err
+	}
+	delete(k.pending, id)
+	return a, true, nil
+}
+
+// allowed parses a request and checks it against the authorized list:
+// a listed name with that recipient, and a role up to the entry's
+// maximum. refusal is non-nil when it is not; err means try again later.
+func (k *Kubeconfig) allowed(id, raw string, users *authorized, now time.Time) (kubeconfig.Request, *kubeconfig.Answer, error) {
+	refuse := func(reason string) (kubeconfig.Request, *kubeconfig.Answer, error) {
+		a := k.refuse(id, now, reason)
+		return kubeconfig.Request{}, &a, nil
 	}
 	req, err := kubeconfig.ParseRequest(raw)
+	if errors.Is(err, kubeconfig.ErrOldProtocol) {
+		// In protocol 1's answer format, which an old onekube-flow prints.
+		a := k.refuse(id, now, "this master needs onekube-flow with kubeconfig protocol 2 (a challenge before it signs): upgrade onekube-flow")
+		a.Legacy = true
+		return kubeconfig.Request{}, &a, nil
+	}
 	if err != nil {
 		return refuse(err.Error())
 	}
 	if users.err != nil {
 		if agent.IsRetryable(users.err) {
-			return kubeconfig.Answer{}, users.err
+			return kubeconfig.Request{}, nil, users.err
 		}
 		return refuse("this master cannot read its authorized users: " + users.err.Error())
 	}
-	if !kubeconfig.Authorized(users.users, req.Name, req.Recipient) {
+	entry, ok := kubeconfig.Lookup(users.users, req.Name, req.Recipient)
+	if !ok {
 		for _, u := range users.users {
 			if u.Name == req.Name {
 				return refuse(fmt.Sprintf("recipient %s is not authorized for user %s on this master (%s)", kubeconfig.Short(req.Recipient), req.Name, vmcontext.KeyKubeconfigUsers))
@@ -234,17 +370,33 @@ func (k *Kubeconfig) answer(ctx context.Context, id, raw string, users *authoriz
 		}
 		return refuse(fmt.Sprintf("user %s is not authorized on this master (%s in its CONTEXT)", req.Name, vmcontext.KeyKubeconfigUsers))
 	}
+	if !kubeconfig.Allows(entry.MaxRole, req.Role) {
+		return refuse(fmt.Sprintf("user %s may have at most the %s role on this master, not %s: the owner raises it with the entry name:key:%s in %s",
+			req.Name, entry.MaxRole, req.Role, req.Role, vmcontext.KeyKubeconfigUsers))
+	}
+	return req, nil, nil
+}
+
+func (k *Kubeconfig) refuse(id string, now time.Time, reason string) kubeconfig.Answer {
+	k.refused++
+	k.Log.Info("kubeconfig request refused", "request", id, "reason", reason)
+	return kubeconfig.Answer{At: now, Reason: reason}
+}
+
+// issue binds and signs for a proved request. An error means try again
+// later (the API server failed), and nothing is published.
+func (k *Kubeconfig) issue(ctx context.Context, id string, req kubeconfig.Request, now time.Time) (kubeconfig.Answer, error) {
 	ca, err := k.CA()
 	if err != nil {
 		k.Log.Error("cannot sign kubeconfig certificates", "error", err)
-		return refuse("this master cannot sign certificates: " + err.Error())
+		return k.refuse(id, now, "this master cannot sign certificates: "+err.Error()), nil
 	}
 	if err := credential.Grant(ctx, k.Client, req.Name, req.Role); err != nil {
 		return kubeconfig.Answer{}, fmt.Errorf("request %s: %w", id, err)
 	}
 	cert, err := ca.Issue(req.Name, kubeconfig.Group(req.Name, req.Role), req.TTL, now, k.Rand)
 	if err != nil {
-		return refuse(err.Error())
+		return k.refuse(id, now, err.Error()), nil
 	}
 	plain, err := kubeconfig.Payload{ID: id, User: req.Name, Role: req.Role, CAPEM: ca.CertPEM,
 		CertPEM: cert.CertPEM, Key: cert.Key, NotAfter: cert.NotAfter}.Marshal()
@@ -260,6 +412,41 @@ func (k *Kubeconfig) answer(ctx context.Context, id, raw string, users *authoriz
 	k.Log.Info("kubeconfig issued", "request", id, "user", req.Name, "role", req.Role,
 		"not_after", cert.NotAfter.UTC().Format(time.RFC3339), "recipient", kubeconfig.Short(req.Recipient))
 	return kubeconfig.Answer{At: now, Sealed: sealed}, nil
+}
+
+// forget drops remembered challenges whose request is gone or older than
+// AnswerTTL.
+func (k *Kubeconfig) forget(exs []exchange, now time.Time) {
+	if len(k.pending) == 0 {
+		return
+	}
+	live := map[string]bool{}
+	for _, ex := range exs {
+		if ex.hasRequest && ex.request != kubeconfig.Done {
+			live[ex.id] = true
+		}
+	}
+	for id, p := range k.pending {
+		if !live[id] || now.Sub(p.at) > kubeconfig.AnswerTTL {
+			delete(k.pending, id)
+		}
+	}
+}
+
+// answerIsChallenge tells a challenge answer without opening anything.
+func answerIsChallenge(v string) bool {
+	a, err := kubeconfig.ParseAnswer(v)
+	return err == nil && a.Challenge
+}
+
+// requestProof is a request value's proof, "" for none or a value that
+// does not parse.
+func requestProof(v string) string {
+	r, err := kubeconfig.ParseRequest(v)
+	if err != nil {
+		return ""
+	}
+	return r.Proof
 }
 
 func (k *Kubeconfig) publish(ctx context.Context, id string, a kubeconfig.Answer) error {

@@ -44,17 +44,20 @@ print it, or merge it into $KUBECONFIG (its first file) or ~/.kube/config with
 --merge (other clusters and contexts kept, written atomically, mode 0600).
 
 The credential is a client certificate for you alone, signed by the cluster CA,
-valid --ttl (default 24h, at most 7 days), with the role cluster-admin
-(default) or view. The master seals it with age to your key, so neither the
-other VMs of the service nor other OpenNebula users can read it on its way
-through OpenNebula. Your key is ~/.config/onekube/age-key.txt, made on first
-use (or --identity: an age identity file or an unencrypted SSH key).
+valid --ttl (default 24h, at most 7 days), with the role cluster-admin or view
+(default: the most your entry allows). The master first sends a challenge
+sealed to your key and signs only once this command has answered it, then
+seals the credential with age to your key, so neither the other VMs of the
+service nor other OpenNebula users can read it, or have one made in your name,
+on its way through OpenNebula. Your key is ~/.config/onekube/age-key.txt, made
+on first use (or --identity: an age identity file or an unencrypted SSH key).
 
 A master answers only keys its CONTEXT authorizes (ONEKUBE_KUBECONFIG_USERS,
-filled at instantiate from your OpenNebula user's ONEKUBE_AGE_RECIPIENT, which
-this command and create store for you, and from the input
-ONEKUBE_KUBECONFIG_RECIPIENTS). See docs/kubeconfig.md to authorize others and
-to revoke.
+entries name:key[:maxrole], filled at instantiate from your OpenNebula user's
+ONEKUBE_AGE_RECIPIENT, as cluster-admin, which this command and create store
+for you, and from the input ONEKUBE_KUBECONFIG_RECIPIENTS, view unless an
+entry says cluster-admin). See docs/kubeconfig.md to authorize others and to
+revoke.
 
 The kubeconfig points at ONEAPP_K8S_CONTROL_PLANE_EP when set, else at the
 master's own address. Before writing anything it checks, against that API
@@ -83,7 +86,7 @@ raise --timeout rather than retry).`,
 	fs.BoolVar(&f.merge, "merge", false, "merge into the kubeconfig file and make it the current context, instead of printing")
 	fs.StringVar(&f.path, "kubeconfig", "", "the file --merge writes (default: first of $KUBECONFIG, else ~/.kube/config); implies --merge")
 	fs.BoolVar(&f.renew, "renew", false, "get a fresh certificate even if the file holds one valid for a while")
-	fs.StringVar(&f.role, "role", kubeconfig.RoleClusterAdmin, "cluster-admin or view")
+	fs.StringVar(&f.role, "role", "", "cluster-admin or view (default: the most your authorized entry allows)")
 	fs.DurationVar(&f.ttl, "ttl", kubeconfig.DefaultTTL, "certificate validity, 1m to 168h")
 	fs.DurationVar(&f.timeout, "timeout", 2*time.Minute, "how long to wait for oned and the master's answer; when it passes the command fails (exit 1)")
 	fs.StringVar(&f.identity, "identity", "", "your key: an age identity file or an unencrypted SSH private key (default ~/.config/onekube/age-key.txt, created on first use)")
@@ -100,8 +103,10 @@ func (a *app) runKubeconfig(ctx context.Context, f kubeconfigFlags, service stri
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	if err := kubeconfig.CheckRole(f.role); err != nil {
-		return usagef("--role: %v", err)
+	if f.role != "" {
+		if err := kubeconfig.CheckRole(f.role); err != nil {
+			return usagef("--role: %v", err)
+		}
 	}
 	if err := kubeconfig.CheckTTL(f.ttl); err != nil || f.ttl%time.Second != 0 {
 		return usagef("--ttl %s: want whole seconds from %s to %s", f.ttl, kubeconfig.MinTTL, kubeconfig.MaxTTL)
@@ -134,7 +139,8 @@ func (a *app) runKubeconfig(ctx context.Context, f kubeconfigFlags, service stri
 		return kubeconfigExit(wctx, f.timeout, err)
 	}
 	cluster := clusterName(t.ServiceName, t.ServiceID)
-	entry := access.Entry{Cluster: cluster, Name: contextName(t.User, f.role, cluster), Server: t.Server}
+	role := t.Role
+	entry := access.Entry{Cluster: cluster, Name: contextName(t.User, role, cluster), Server: t.Server}
 	path := ""
 	if merge {
 		if path, err = a.kubeconfigPath(f.path); err != nil {
@@ -146,7 +152,7 @@ func (a *app) runKubeconfig(ctx context.Context, f kubeconfigFlags, service stri
 		if err != nil {
 			return fmt.Errorf("--merge: %w; nothing was asked of the master", err)
 		}
-		if !f.renew && a.stillValid(old, path, entry, t.User, f.role, f.ttl) {
+		if !f.renew && a.stillValid(old, path, entry, t.User, role, f.ttl) {
 			return nil
 		}
 	}
@@ -156,7 +162,7 @@ func (a *app) runKubeconfig(ctx context.Context, f kubeconfigFlags, service stri
 	}
 	entry.CAPEM, entry.CertPEM, entry.KeyPEM = res.Payload.CAPEM, res.Payload.CertPEM, res.Payload.Key
 	if !f.noVerify {
-		if err := verifyLive(ctx, entry, t.User, f.role); err != nil {
+		if err := verifyLive(ctx, entry, t.User, role); err != nil {
 			return err
 		}
 	}
@@ -169,7 +175,7 @@ func (a *app) runKubeconfig(ctx context.Context, f kubeconfigFlags, service stri
 		if _, err := a.stdout.Write(b); err != nil {
 			return err
 		}
-		fmt.Fprintf(a.stderr, "kubeconfig for %s (%s) on %s, valid until %s\n", t.User, f.role, t.Server, until)
+		fmt.Fprintf(a.stderr, "kubeconfig for %s (%s) on %s, valid until %s\n", t.User, role, t.Server, until)
 		return nil
 	}
 	var placed access.Merged
@@ -188,7 +194,7 @@ func (a *app) runKubeconfig(ctx context.Context, f kubeconfigFlags, service stri
 		fmt.Fprintf(a.stderr, renamed, "user", entry.Name, placed.User)
 	}
 	fmt.Fprintf(a.stderr, "merged context %q into %s and made it current: %s as %s on %s, valid until %s\n",
-		entry.Name, path, t.User, f.role, t.Server, until)
+		entry.Name, path, t.User, role, t.Server, until)
 	return nil
 }
 

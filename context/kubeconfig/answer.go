@@ -7,13 +7,19 @@ import (
 	"time"
 )
 
-// Answer is a master's reply to one request: a sealed payload, or a
-// refusal the CLI prints. At is the master's clock when it answered; the
-// master erases answers nobody fetched after a while (AnswerTTL).
+// Answer is a master's reply to one request: a sealed challenge, then a
+// sealed payload, or a refusal the CLI prints. At is the master's clock
+// when it answered; the master erases answers nobody fetched after a
+// while (AnswerTTL).
 type Answer struct {
 	At     time.Time
-	Sealed string // base64url, when the request was granted
-	Reason string // why not, otherwise
+	Sealed string // base64url: the payload, or the challenge when Challenge
+	Reason string // why not, when Sealed is empty
+	// Challenge marks Sealed as a sealed Challenge, not a payload.
+	Challenge bool
+	// Legacy is a protocol 1 refusal: what a master tells an old
+	// onekube-flow, and what an old master tells a new one.
+	Legacy bool
 }
 
 // AnswerTTL is how long an answer waits for its requester before the
@@ -21,7 +27,7 @@ type Answer struct {
 const AnswerTTL = 10 * time.Minute
 
 // Granted reports whether the answer carries a payload.
-func (a Answer) Granted() bool { return a.Sealed != "" }
+func (a Answer) Granted() bool { return a.Sealed != "" && !a.Challenge }
 
 // Bounds of an answer value: a sealed payload is about 4 KiB (a CA, a
 // certificate and a key in PEM, age's header, base64); a reason one line.
@@ -30,17 +36,33 @@ const (
 	maxReason = 240
 )
 
-// Encode renders the answer value: "1 ok <unix> <sealed>" or
-// "1 refused <unix> <reason>". Reasons are made OneGate-safe.
+// Answer kinds on the wire.
+const (
+	answerOK        = "ok"
+	answerChallenge = "challenge"
+	answerRefused   = "refused"
+)
+
+// Encode renders the answer value: "2 ok <unix> <sealed>", "2 challenge
+// <unix> <sealed>" or "2 refused <unix> <reason>" ("1 refused ..." when
+// Legacy, which protocol 1 CLIs print). Reasons are made OneGate-safe.
 func (a Answer) Encode() (string, error) {
 	at := strconv.FormatInt(a.At.Unix(), 10)
-	if a.Granted() {
+	if a.Sealed != "" && !a.Legacy {
 		if err := checkSealedText(a.Sealed); err != nil {
 			return "", err
 		}
-		return strings.Join([]string{protocolVersion, "ok", at, a.Sealed}, " "), nil
+		kind := answerOK
+		if a.Challenge {
+			kind = answerChallenge
+		}
+		return strings.Join([]string{protocolVersion, kind, at, a.Sealed}, " "), nil
 	}
-	return strings.Join([]string{protocolVersion, "refused", at, SafeText(a.Reason, maxReason)}, " "), nil
+	v := protocolVersion
+	if a.Legacy {
+		v = legacyVersion
+	}
+	return strings.Join([]string{v, answerRefused, at, SafeText(a.Reason, maxReason)}, " "), nil
 }
 
 // ParseAnswer reads an answer value.
@@ -49,27 +71,28 @@ func ParseAnswer(v string) (Answer, error) {
 		return Answer{}, fmt.Errorf("answer: %w: longer than %d bytes", ErrMalformed, MaxSealed+64)
 	}
 	f := strings.SplitN(v, " ", 4)
-	if len(f) != 4 || f[0] != protocolVersion {
-		return Answer{}, fmt.Errorf("answer: %w: want \"%s ok|refused unix-time ...\"", ErrMalformed, protocolVersion)
+	legacy := len(f) == 4 && f[0] == legacyVersion && f[1] == answerRefused
+	if len(f) != 4 || (f[0] != protocolVersion && !legacy) {
+		return Answer{}, fmt.Errorf("answer: %w: want \"%s ok|challenge|refused unix-time ...\"", ErrMalformed, protocolVersion)
 	}
 	secs, err := strconv.ParseInt(f[2], 10, 64)
 	if err != nil || secs < 0 || secs > 1<<40 || strconv.FormatInt(secs, 10) != f[2] {
 		return Answer{}, fmt.Errorf("answer: %w: bad time", ErrMalformed)
 	}
-	a := Answer{At: time.Unix(secs, 0).UTC()}
+	a := Answer{At: time.Unix(secs, 0).UTC(), Legacy: legacy}
 	switch f[1] {
-	case "ok":
+	case answerOK, answerChallenge:
 		if err := checkSealedText(f[3]); err != nil {
 			return Answer{}, fmt.Errorf("answer: %w", err)
 		}
-		a.Sealed = f[3]
-	case "refused":
+		a.Sealed, a.Challenge = f[3], f[1] == answerChallenge
+	case answerRefused:
 		a.Reason = SafeText(f[3], maxReason)
 		if a.Reason == "" {
 			a.Reason = "no reason given"
 		}
 	default:
-		return Answer{}, fmt.Errorf("answer: %w: neither ok nor refused", ErrMalformed)
+		return Answer{}, fmt.Errorf("answer: %w: neither ok, challenge nor refused", ErrMalformed)
 	}
 	return a, nil
 }

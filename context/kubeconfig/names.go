@@ -68,6 +68,35 @@ func CheckRole(role string) error {
 	return fmt.Errorf("unknown role %q (want %s)", role, strings.Join(Roles, " or "))
 }
 
+// rank orders the roles by what they grant.
+func rank(role string) int {
+	switch role {
+	case RoleView:
+		return 1
+	case RoleClusterAdmin:
+		return 2
+	}
+	return 0
+}
+
+// Allows reports whether an entry whose maximum role is max may get role.
+func Allows(max, role string) bool { return rank(role) > 0 && rank(role) <= rank(max) }
+
+// DefaultMaxRole is the maximum role of an authorized entry that names
+// none (name:recipient): the least one. Granting cluster-admin takes the
+// owner's explicit word (name:recipient:cluster-admin), which flow
+// writes for the owner's own entry.
+const DefaultMaxRole = RoleView
+
+// Backdate is how far before the master's now a certificate starts:
+// kubeadm's CertificateBackdate (cmd/kubeadm/app/constants, v1.36.3), as
+// masters' and API servers' clocks may differ a little.
+const Backdate = 5 * time.Minute
+
+// ClockSkew is how far the CLI's clock and a master's may differ before
+// the CLI calls a certificate's validity not the one it asked for.
+const ClockSkew = 5 * time.Minute
+
 // CheckTTL accepts a validity within the bounds.
 func CheckTTL(d time.Duration) error {
 	if d < MinTTL || d > MaxTTL {

@@ -18,6 +18,7 @@ func TestRequestRoundTrip(t *testing.T) {
 		{Name: "alice", Role: RoleClusterAdmin, TTL: DefaultTTL, Recipient: a},
 		{Name: "bob@example.org", Role: RoleView, TTL: MinTTL, Recipient: sshLine},
 		{Name: "c", Role: RoleView, TTL: MaxTTL, Recipient: a},
+		{Name: "d", Role: RoleView, TTL: MaxTTL, Recipient: sshLine, Proof: strings.Repeat("A", 43)},
 	} {
 		v, err := r.Encode()
 		if err != nil {
@@ -42,11 +43,12 @@ func TestParseRequestRefuses(t *testing.T) {
 	t.Parallel()
 	a := newAgeKey(t).Recipient().String()
 	for _, v := range []string{
-		"", Done, "1 alice cluster-admin 86400", "2 alice cluster-admin 86400 " + a,
-		"1 alice admin 86400 " + a, "1 alice view 59 " + a, "1 alice view 604801 " + a,
-		"1 alice view +60 " + a, "1 alice view 060 " + a, "1 alice view 1e3 " + a,
-		"1 system:masters view 600 " + a, "1 alice view 600 age1xyz", "1  alice view 600 " + a,
-		"1 alice view 600 " + strings.Repeat("x", 3000),
+		"", Done, "2 alice cluster-admin 86400 -", "2 alice cluster-admin 86400 " + a, "3 alice view 600 - " + a,
+		"2 alice admin 86400 - " + a, "2 alice view 59 - " + a, "2 alice view 604801 - " + a,
+		"2 alice view +60 - " + a, "2 alice view 060 - " + a, "2 alice view 1e3 - " + a,
+		"2 system:masters view 600 - " + a, "2 alice view 600 - age1xyz", "2  alice view 600 - " + a,
+		"2 alice view 600 - " + strings.Repeat("x", 3000), "2 alice view 600 x " + a,
+		"2 alice view 600 " + strings.Repeat("A", 42) + " " + a, "2 alice view 600 " + strings.Repeat("+", 43) + " " + a,
 	} {
 		if _, err := ParseRequest(v); err == nil {
 			t.Errorf("ParseRequest(%.40q) accepted", v)
@@ -54,6 +56,10 @@ func TestParseRequestRefuses(t *testing.T) {
 	}
 	if _, err := (Request{Name: "alice", Role: RoleView, TTL: 90 * time.Second / 7, Recipient: a}).Encode(); err == nil {
 		t.Error("a validity of a fraction of a second was encoded")
+	}
+	// An old CLI's request gets an error that says what to do.
+	if _, err := ParseRequest("1 alice cluster-admin 86400 " + a); !errors.Is(err, ErrOldProtocol) || !strings.Contains(err.Error(), "upgrade onekube-flow") {
+		t.Errorf("a protocol 1 request: %v", err)
 	}
 }
 
@@ -94,7 +100,9 @@ func TestAnswerRoundTrip(t *testing.T) {
 	}
 	for _, a := range []Answer{
 		{At: at, Sealed: sealed},
+		{At: at, Sealed: sealed, Challenge: true},
 		{At: at, Reason: `user "bob" is not authorized, see [docs]`},
+		{At: at, Reason: `user "bob" is not authorized, see [docs]`, Legacy: true},
 	} {
 		v, err := a.Encode()
 		if err != nil {
@@ -107,14 +115,18 @@ func TestAnswerRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !got.At.Equal(at) || got.Sealed != a.Sealed || got.Granted() != a.Granted() {
+		if !got.At.Equal(at) || got.Sealed != a.Sealed || got.Granted() != a.Granted() || got.Challenge != a.Challenge || got.Legacy != a.Legacy {
 			t.Errorf("round trip %+v, want %+v", got, a)
 		}
-		if !a.Granted() && got.Reason != "user 'bob' is not authorized; see ;docs;" {
+		if a.Sealed == "" && got.Reason != "user 'bob' is not authorized; see ;docs;" {
 			t.Errorf("reason %q", got.Reason)
 		}
 	}
-	for _, v := range []string{"", "1 ok 12", "1 maybe 12 x", "1 ok -1 abc", "1 ok 12 a+b", "2 ok 12 abc", "1 ok 12 "} {
+	if v, _ := (Answer{At: at, Reason: "upgrade", Legacy: true}).Encode(); v != "1 refused 1767225600 upgrade" {
+		t.Errorf("a refusal for an old CLI is %q", v)
+	}
+	for _, v := range []string{"", "2 ok 12", "2 maybe 12 x", "2 ok -1 abc", "2 ok 12 a+b", "3 ok 12 abc", "2 ok 12 ",
+		"1 ok 12 abc", "1 challenge 12 abc", "2 challenge 12 a+b"} {
 		if _, err := ParseAnswer(v); !errors.Is(err, ErrMalformed) {
 			t.Errorf("ParseAnswer(%q): %v", v, err)
 		}
@@ -122,8 +134,9 @@ func TestAnswerRoundTrip(t *testing.T) {
 }
 
 func FuzzParseRequest(f *testing.F) {
+	f.Add("2 alice cluster-admin 86400 - age1qyqszqgpqyqszqgpqyqszqgpqyqszqgpqyqszqgpqyqszqgpqyqs3290gq")
+	f.Add("2 bob view 60 AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIDuAJnDPFm1r9fKKJfTByMWhgrwMHbjHaYsJ7H6ElOaD")
 	f.Add("1 alice cluster-admin 86400 age1qyqszqgpqyqszqgpqyqszqgpqyqszqgpqyqszqgpqyqszqgpqyqs3290gq")
-	f.Add("1 bob view 60 ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIDuAJnDPFm1r9fKKJfTByMWhgrwMHbjHaYsJ7H6ElOaD")
 	f.Add(Done)
 	f.Fuzz(func(t *testing.T, v string) {
 		r, err := ParseRequest(v)
@@ -145,8 +158,10 @@ func FuzzParseRequest(f *testing.F) {
 }
 
 func FuzzParseAnswer(f *testing.F) {
-	f.Add("1 ok 1767225600 YWdlLWVuY3J5cHRpb24")
-	f.Add("1 refused 1767225600 user bob is not authorized")
+	f.Add("2 ok 1767225600 YWdlLWVuY3J5cHRpb24")
+	f.Add("2 challenge 1767225600 YWdlLWVuY3J5cHRpb24")
+	f.Add("2 refused 1767225600 user bob is not authorized")
+	f.Add("1 refused 1767225600 request: malformed")
 	f.Fuzz(func(t *testing.T, v string) {
 		a, err := ParseAnswer(v)
 		if err != nil {

@@ -10,6 +10,7 @@ func TestParseUsers(t *testing.T) {
 	a, b := newAgeKey(t).Recipient().String(), newAgeKey(t).Recipient().String()
 	_, sshLine := newSSHKey(t)
 	sshCanon, _ := NormalizeRecipient(sshLine)
+	admin, view := RoleClusterAdmin, RoleView
 	for _, tc := range []struct {
 		name     string
 		raw      string
@@ -18,13 +19,20 @@ func TestParseUsers(t *testing.T) {
 	}{
 		{"empty", "", nil, 0},
 		{"owner without a recipient", "alice:", nil, 0},
-		{"rendered at instantiate, no extra users", "alice:" + a + ";", []User{{"alice", a}}, 0},
-		{"two users and blanks", " alice:" + a + " ; ;\nbob : " + b + "\n", []User{{"alice", a}, {"bob", b}}, 0},
-		{"ssh key with comment", "carol:" + sshLine, []User{{"carol", sshCanon}}, 0},
-		{"duplicate entry collapses", "alice:" + a + ";alice:" + a, []User{{"alice", a}}, 0},
-		{"one name, two keys", "alice:" + a + ";alice:" + b, []User{{"alice", a}, {"alice", b}}, 0},
+		{"owner without a recipient, rendered with a role", "alice::cluster-admin", nil, 0},
+		{"rendered at instantiate, no extra users", "alice:" + a + ":cluster-admin;", []User{{"alice", a, admin}}, 0},
+		{"an old entry is view", "alice:" + a + ";", []User{{"alice", a, view}}, 0},
+		{"two users and blanks", " alice:" + a + " : cluster-admin ; ;\nbob : " + b + "\n", []User{{"alice", a, admin}, {"bob", b, view}}, 0},
+		{"explicit view", "bob:" + b + ":view", []User{{"bob", b, view}}, 0},
+		{"ssh key with comment", "carol:" + sshLine, []User{{"carol", sshCanon, view}}, 0},
+		{"ssh key with comment and role", "carol:" + sshLine + ":cluster-admin", []User{{"carol", sshCanon, admin}}, 0},
+		{"ssh key with a colon in its comment", "carol:" + sshLine + " at:home", []User{{"carol", sshCanon, view}}, 0},
+		{"unknown role is a problem, not view", "alice:" + a + ":admin;bob:" + b, []User{{"bob", b, view}}, 1},
+		{"duplicate entry collapses", "alice:" + a + ";alice:" + a, []User{{"alice", a, view}}, 0},
+		{"duplicate keeps the higher role", "alice:" + a + ";alice:" + a + ":cluster-admin", []User{{"alice", a, admin}}, 0},
+		{"one name, two keys", "alice:" + a + ";alice:" + b, []User{{"alice", a, view}, {"alice", b, view}}, 0},
 		{"typo keeps the others", "alice:" + a + ";bob" + b + ";carol:age1nope;system-x:" + b + ";dave:" + b,
-			[]User{{"alice", a}, {"dave", b}}, 3},
+			[]User{{"alice", a, view}, {"dave", b, view}}, 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, problems := ParseUsers(tc.raw)
@@ -78,6 +86,7 @@ func FuzzParseUsers(f *testing.F) {
 	f.Add("alice:age1qyqszqgpqyqszqgpqyqszqgpqyqszqgpqyqszqgpqyqszqgpqyqs3290gq;bob:")
 	f.Add("x:ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIDuAJnDPFm1r9fKKJfTByMWhgrwMHbjHaYsJ7H6ElOaD c")
 	f.Add(";;\n:\n")
+	f.Add("alice:age1qyqszqgpqyqszqgpqyqszqgpqyqszqgpqyqszqgpqyqszqgpqyqs3290gq:cluster-admin;bob::view;c:x:y:z")
 	f.Fuzz(func(t *testing.T, raw string) {
 		users, _ := ParseUsers(raw)
 		if len(users) > MaxUsers {
@@ -90,6 +99,25 @@ func FuzzParseUsers(f *testing.F) {
 			if canon, err := NormalizeRecipient(u.Recipient); err != nil || canon != u.Recipient {
 				t.Fatalf("kept a recipient that is not normalized: %v", err)
 			}
+			if CheckRole(u.MaxRole) != nil {
+				t.Fatalf("kept an entry with maximum role %q", u.MaxRole)
+			}
 		}
 	})
+}
+
+func TestAllows(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		max, role string
+		ok        bool
+	}{
+		{RoleClusterAdmin, RoleClusterAdmin, true}, {RoleClusterAdmin, RoleView, true},
+		{RoleView, RoleView, true}, {RoleView, RoleClusterAdmin, false},
+		{"", RoleView, false}, {RoleClusterAdmin, "admin", false}, {RoleClusterAdmin, "", false},
+	} {
+		if got := Allows(tc.max, tc.role); got != tc.ok {
+			t.Errorf("Allows(%q, %q) = %v", tc.max, tc.role, got)
+		}
+	}
 }

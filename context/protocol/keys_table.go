@@ -10,7 +10,7 @@ var Keys = []Key{
 	{Name: "`ROLE_NAME`", Writer: "oned at instantiate; any VM after", Readers: "agent (its own role, node name prefix)", Trust: ClaimTrust, ForgerGet: "a worker that boots as a would-be control plane", Status: Open},
 	{Name: "`SERVICE_ID`", Writer: "oned at instantiate; any VM after", Readers: "agent (which service), OneGate", Trust: ClaimTrust, ForgerGet: "reads and writes in another service of the same owner", Status: Open},
 	{Name: "`ONEKUBE_MASTER_VM_ID`", Writer: "owner (CONTEXT, from `${master.vm.id}`)", Readers: "straight workers", Trust: Owner, ForgerGet: "a stale or hand-edited hint; checked against the master role", Status: Held},
-	{Name: "`ONEKUBE_KUBECONFIG_USERS`", Writer: "owner (CONTEXT of the masters)", Readers: "onekubed", Trust: Owner, ForgerGet: "nothing: read from the master's own CONTEXT", Status: Held},
+	{Name: "`ONEKUBE_KUBECONFIG_USERS`", Writer: "owner (CONTEXT of the masters)", Readers: "onekubed, onekube-flow", Trust: Owner, ForgerGet: "nothing: read from the master's own CONTEXT; each entry caps its role (`name:key[:maxrole]`, view by default)", Status: Held},
 	{Name: "`ONEGATE_K8S_MASTER`", Writer: "the initializing master", Readers: "workers, flow status", Trust: ClaimTrust, ForgerGet: "nothing: a worker accepts only an address among that VM's own NICs", Status: Held},
 	{Name: "`ONEGATE_K8S_PORT`", Writer: "the initializing master", Readers: "workers, flow status", Trust: ClaimTrust, ForgerGet: "a failed join", Status: Held},
 	{Name: "`ONEGATE_K8S_TOKEN`", Writer: "masters (bootstrap, serve)", Readers: "workers, joining masters", Trust: ClaimTrust, ForgerGet: "a failed join (a rewritten token); reading it is a join the cluster expects", Status: Held},
@@ -27,6 +27,6 @@ var Keys = []Key{
 	{Name: "`ONEGATE_K8S_SERVE`, `_SERVE_ERROR`, `_WAITING`, `_NODES_WITHOUT_VM`", Writer: "masters (serve)", Readers: "flow status, onekube-agent status", Trust: ClaimTrust, ForgerGet: "a wrong line in status (values are masked and bounded)", Status: Held},
 	{Name: "`ONEGATE_K8S_EXPOSURE`", Writer: "masters (a probe of their own template)", Readers: "flow status", Trust: ClaimTrust, ForgerGet: "a wrong line in status", Status: Held},
 	{Name: "`ONEGATE_K8S_ETCD`, `_ETCD_ERROR`", Writer: "the acting master", Readers: "flow status", Trust: ClaimTrust, ForgerGet: "a wrong line in status", Status: Held},
-	{Name: "`ONEKUBE_KUBECONFIG_REQ_*`", Writer: "the user's onekube-flow (any VM can write one)", Readers: "onekubed", Trust: ClaimTrust, ForgerGet: "a kubeconfig sealed to a listed user only, never to the forger", Status: Held},
-	{Name: "`ONEKUBE_KUBECONFIG_ANS_*`", Writer: "the acting master", Readers: "onekube-flow", Trust: ClaimTrust, ForgerGet: "nothing: the CLI checks the answer against the API server", Status: Held},
+	{Name: "`ONEKUBE_KUBECONFIG_REQ_*`", Writer: "the user's onekube-flow (any VM can write or rewrite one)", Readers: "onekubed", Trust: ClaimTrust, ForgerGet: "a challenge sealed to a listed user; nothing bound or signed without that user's proof over every field", Status: Held},
+	{Name: "`ONEKUBE_KUBECONFIG_ANS_*`", Writer: "the master asked", Readers: "onekube-flow", Trust: ClaimTrust, ForgerGet: "nothing: the CLI checks the challenge against its request, and the credential against its request (name, role, validity) and the API server", Status: Held},
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/OpenNebula/one/src/oca/go/src/goca/schemas/vm"
 
 	vmcontext "github.com/onekube/onekube/context"
+	"github.com/onekube/onekube/context/kubeconfig"
 )
 
 // masterVM is a one.vm.info document with a CONTEXT of two NICs.
@@ -65,7 +66,7 @@ func TestServer(t *testing.T) {
 func TestPickUser(t *testing.T) {
 	t.Parallel()
 	a, b := newAgeIdentity(t), newAgeIdentity(t)
-	users := "alice:" + a.Recipient + ";ops:" + a.Recipient + ";bob:" + b.Recipient
+	users := "alice:" + a.Recipient + ";ops:" + a.Recipient + ":cluster-admin;bob:" + b.Recipient
 	for _, tc := range []struct {
 		ctx  map[string]string
 		id   Identity
@@ -75,12 +76,17 @@ func TestPickUser(t *testing.T) {
 	}{
 		{map[string]string{vmcontext.KeyKubeconfigUsers: users}, b, "", "bob", ""},
 		{map[string]string{vmcontext.KeyKubeconfigUsers: users}, a, "", "", "pick one with --as"},
-		{map[string]string{vmcontext.KeyKubeconfigUsers: users}, a, "ops", "ops", ""},
+		{map[string]string{vmcontext.KeyKubeconfigUsers: users}, a, "ops", "ops:cluster-admin", ""},
+		{map[string]string{vmcontext.KeyKubeconfigUsers: users}, a, "alice", "alice", ""},
 		{map[string]string{vmcontext.KeyKubeconfigUsers: users}, b, "alice", "", "not your key"},
 		{map[string]string{vmcontext.KeyKubeconfigUsers: "alice:"}, a, "", "", "authorizes nobody"},
 		{nil, a, "", "", "predate kubeconfig access"},
 	} {
-		got, err := pickUser(masterVM(t, tc.ctx), Want{Identity: tc.id, As: tc.as})
+		u, err := pickUser(masterVM(t, tc.ctx), Want{Identity: tc.id, As: tc.as})
+		got := u.Name
+		if u.MaxRole == kubeconfig.RoleClusterAdmin {
+			got += ":" + u.MaxRole
+		}
 		if got != tc.want || (tc.err == "") != (err == nil) || err != nil && (!strings.Contains(err.Error(), tc.err) || !errors.Is(err, ErrNotAuthorized)) {
 			t.Errorf("%v as %q: %q, %v; want %q, %q", tc.ctx, tc.as, got, err, tc.want, tc.err)
 		}

@@ -55,7 +55,7 @@ func TestFetchStopsOnLastingFaults(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 			defer cancel()
 			id := newAgeIdentity(t)
-			_, err := c.Fetch(ctx, Target{Master: masterVM(t, nil), User: "alice"},
+			_, err := c.Fetch(ctx, Target{Master: masterVM(t, nil), User: "alice", Role: kubeconfig.RoleClusterAdmin},
 				Want{Identity: id, Role: kubeconfig.RoleClusterAdmin, TTL: time.Hour})
 			if tc.lasting {
 				if vms.reads != 1 || errors.Is(err, ErrNoAnswer) || !strings.Contains(err.Error(), "waiting for master VM 49") {

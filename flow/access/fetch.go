@@ -54,7 +54,7 @@ type Want struct {
 	Service  string // ID or name
 	Identity Identity
 	As       string // the entry's name; "" when the key names one entry
-	Role     string
+	Role     string // "" for the entry's maximum role
 	TTL      time.Duration
 }
 
@@ -65,6 +65,8 @@ type Target struct {
 	Master      *vm.VM
 	Server      string
 	User        string // the authorized entry's name
+	MaxRole     string // the most the entry may ask for
+	Role        string // what is asked: Want.Role, else MaxRole
 }
 
 // Result is a fetched, checked credential.
@@ -98,8 +100,17 @@ func (c *Client) Locate(ctx context.Context, w Want) (Target, error) {
 		return t, err
 	}
 	t.Master = master
-	if t.User, err = pickUser(master, w); err != nil {
+	u, err := pickUser(master, w)
+	if err != nil {
 		return t, err
+	}
+	t.User, t.MaxRole, t.Role = u.Name, u.MaxRole, w.Role
+	if t.Role == "" {
+		t.Role = u.MaxRole
+	}
+	if !kubeconfig.Allows(u.MaxRole, t.Role) {
+		return t, fmt.Errorf("%w: master VM %d authorizes %s for at most the %s role, not %s (%s); ask the owner to list you as %s:<your key>:%s, or ask for --role %s",
+			ErrNotAuthorized, master.ID, u.Name, u.MaxRole, t.Role, vmcontext.KeyKubeconfigUsers, u.Name, t.Role, u.MaxRole)
 	}
 	if t.Server, err = Server(master); err != nil {
 		return t, err
@@ -175,10 +186,10 @@ func masterReady(v *vm.VM) (bool, string) {
 
 // pickUser finds the entry of the master's authorized list that names the
 // user's key.
-func pickUser(master *vm.VM, w Want) (string, error) {
+func pickUser(master *vm.VM, w Want) (kubeconfig.User, error) {
 	raw, ok := contextOf(master).Lookup(vmcontext.KeyKubeconfigUsers)
 	if !ok {
-		return "", fmt.Errorf("%w: master VM %d has no %s in its CONTEXT: its templates predate kubeconfig access; add the variable with onevm updateconf (docs/kubeconfig.md)",
+		return kubeconfig.User{}, fmt.Errorf("%w: master VM %d has no %s in its CONTEXT: its templates predate kubeconfig access; add the variable with onevm updateconf (docs/kubeconfig.md)",
 			ErrNotAuthorized, master.ID, vmcontext.KeyKubeconfigUsers)
 	}
 	users, _ := kubeconfig.ParseUsers(raw)
@@ -194,13 +205,13 @@ func pickUser(master *vm.VM, w Want) (string, error) {
 	}
 	switch {
 	case len(mine) == 1:
-		return mine[0].Name, nil
+		return mine[0], nil
 	case len(mine) > 1:
 		var names []string
 		for _, u := range mine {
 			names = append(names, u.Name)
 		}
-		return "", fmt.Errorf("%w: your key is authorized as %s; pick one with --as", ErrNotAuthorized, strings.Join(names, ", "))
+		return kubeconfig.User{}, fmt.Errorf("%w: your key is authorized as %s; pick one with --as", ErrNotAuthorized, strings.Join(names, ", "))
 	}
 	var names []string
 	for _, u := range users {
@@ -214,15 +225,17 @@ func pickUser(master *vm.VM, w Want) (string, error) {
 	if w.As != "" {
 		as = " as " + w.As
 	}
-	return "", fmt.Errorf("%w: master VM %d authorizes %s (%s), not your key %s%s; the owner adds it as in \"Authorize a user\" of docs/kubeconfig.md, with your public key %s",
+	return kubeconfig.User{}, fmt.Errorf("%w: master VM %d authorizes %s (%s), not your key %s%s; the owner adds it as in \"Authorize a user\" of docs/kubeconfig.md, with your public key %s",
 		ErrNotAuthorized, master.ID, who, vmcontext.KeyKubeconfigUsers, kubeconfig.Short(w.Identity.Recipient), as, w.Identity.Recipient)
 }
 
 // Fetch asks the master Locate picked for a credential and waits for its
-// answer until ctx ends. The request is marked done once read (or given
-// up on), so the master erases both at once.
+// answer until ctx ends: first a challenge sealed to the user's key, whose
+// proof it writes back into the request, then the sealed credential. The
+// request is marked done once read (or given up on), so the master
+// erases both at once.
 func (c *Client) Fetch(ctx context.Context, t Target, w Want) (Result, error) {
-	req := kubeconfig.Request{Name: t.User, Role: w.Role, TTL: w.TTL, Recipient: w.Identity.Recipient}
+	req := kubeconfig.Request{Name: t.User, Role: t.Role, TTL: w.TTL, Recipient: w.Identity.Recipient}
 	value, err := req.Encode()
 	if err != nil {
 		return Result{}, err
@@ -232,16 +245,15 @@ func (c *Client) Fetch(ctx context.Context, t Target, w Want) (Result, error) {
 		return Result{}, err
 	}
 	mid := t.Master.ID
-	rctx, cancel := c.timeout(ctx)
-	err = c.VMs.Merge(rctx, mid, fmt.Sprintf("%s = \"%s\"\n", kubeconfig.RequestKey(id), value))
-	cancel()
-	if err != nil {
-		return Result{}, fmt.Errorf("writing the request into master VM %d (it takes MANAGE on the VM): %w", mid, err)
+	sent := c.now()
+	if err := c.writeRequest(ctx, mid, id, value); err != nil {
+		return Result{}, err
 	}
-	c.progress(fmt.Sprintf("asked master VM %d for a %s kubeconfig for %s (request %s, valid %s)", mid, w.Role, t.User, id, w.TTL))
+	c.progress(fmt.Sprintf("asked master VM %d for a %s kubeconfig for %s (request %s, valid %s)", mid, t.Role, t.User, id, w.TTL))
 	defer c.markDone(mid, id)
 
 	started := c.now()
+	proved := "" // the challenge last answered
 	for {
 		if err := c.sleep(ctx); err != nil {
 			return Result{}, c.noAnswer(t.Master, c.now().Sub(started))
@@ -267,19 +279,84 @@ func (c *Client) Fetch(ctx context.Context, t Target, w Want) (Result, error) {
 			}
 			continue
 		}
-		return c.open(t, w, id, req, raw)
+		a, err := c.parseAnswer(mid, raw)
+		if err != nil {
+			return Result{}, err
+		}
+		if !a.Challenge {
+			return c.open(t, w, id, req, a, sent)
+		}
+		if a.Sealed == proved {
+			continue // the master has not read the proof yet
+		}
+		proof, err := c.prove(mid, id, req, w, a)
+		if err != nil {
+			return Result{}, err
+		}
+		if err := c.writeRequest(ctx, mid, id, proof); err != nil {
+			return Result{}, err
+		}
+		proved = a.Sealed
+		c.progress(fmt.Sprintf("answered master VM %d's challenge with your key", mid))
 	}
 }
 
-func (c *Client) open(t Target, w Want, id string, req kubeconfig.Request, raw string) (Result, error) {
-	mid := t.Master.ID
+func (c *Client) writeRequest(ctx context.Context, mid int, id, value string) error {
+	rctx, cancel := c.timeout(ctx)
+	err := c.VMs.Merge(rctx, mid, fmt.Sprintf("%s = \"%s\"\n", kubeconfig.RequestKey(id), value))
+	cancel()
+	if err != nil {
+		return fmt.Errorf("writing the request into master VM %d (it takes MANAGE on the VM): %w", mid, err)
+	}
+	return nil
+}
+
+// parseAnswer reads an answer value; a refusal is an error.
+func (c *Client) parseAnswer(mid int, raw string) (kubeconfig.Answer, error) {
 	a, err := kubeconfig.ParseAnswer(raw)
 	if err != nil {
-		return Result{}, fmt.Errorf("%w: the answer in master VM %d is not one a master writes (another VM of the service may have written it): %v", kubeconfig.ErrTampered, mid, err)
+		return a, fmt.Errorf("%w: the answer in master VM %d is not one a master writes (another VM of the service may have written it): %v", kubeconfig.ErrTampered, mid, err)
 	}
-	if !a.Granted() {
-		return Result{}, fmt.Errorf("%w: master VM %d refused: %s", ErrRefused, mid, a.Reason)
+	switch {
+	case a.Legacy:
+		return a, fmt.Errorf("%w: master VM %d runs an older onekubed, which speaks %v and refused: %s; upgrade onekubed on the masters, or use the onekube-flow of its release",
+			ErrRefused, mid, kubeconfig.ErrOldProtocol, a.Reason)
+	case a.Sealed == "":
+		return a, fmt.Errorf("%w: master VM %d refused: %s", ErrRefused, mid, a.Reason)
 	}
+	return a, nil
+}
+
+// prove opens a challenge and returns the request value carrying its
+// proof. The challenge must name this request exactly as it was written:
+// one naming other fields means a sibling rewrote the request before the
+// master read it, and proving it would vouch for what the user did not
+// ask.
+func (c *Client) prove(mid int, id string, req kubeconfig.Request, w Want, a kubeconfig.Answer) (string, error) {
+	plain, err := kubeconfig.Open(a.Sealed, w.Identity.Identities()...)
+	switch {
+	case errors.Is(err, kubeconfig.ErrNotForYou):
+		return "", fmt.Errorf("your key %s cannot open the challenge in master VM %d: %w (or its recipient was altered)", w.Identity.Path, mid, err)
+	case err != nil:
+		return "", fmt.Errorf("the challenge in master VM %d: %w", mid, err)
+	}
+	ch, err := kubeconfig.ParseChallenge(plain)
+	if err != nil {
+		return "", fmt.Errorf("%w: the challenge in master VM %d opened, but: %v", kubeconfig.ErrTampered, mid, err)
+	}
+	if ch.ID != id || ch.Request != req.Asked() {
+		return "", fmt.Errorf("%w: master VM %d challenged request %s for %s as %s valid %s, but this was request %s for %s as %s valid %s: another VM of the service rewrote it; nothing was proved, run again",
+			ErrMismatch, mid, ch.ID, ch.Request.Name, ch.Request.Role, ch.Request.TTL, id, req.Name, req.Role, req.TTL)
+	}
+	proved := req
+	if proved.Proof, err = ch.Proof(id, req); err != nil {
+		return "", err
+	}
+	return proved.Encode()
+}
+
+func (c *Client) open(t Target, w Want, id string, req kubeconfig.Request, a kubeconfig.Answer, sent time.Time) (Result, error) {
+	mid := t.Master.ID
 	plain, err := kubeconfig.Open(a.Sealed, w.Identity.Identities()...)
 	switch {
 	case errors.Is(err, kubeconfig.ErrNotForYou):
@@ -291,7 +368,7 @@ func (c *Client) open(t Target, w Want, id string, req kubeconfig.Request, raw s
 	if err != nil {
 		return Result{}, fmt.Errorf("%w: the answer in master VM %d opened, but: %v", kubeconfig.ErrTampered, mid, err)
 	}
-	cert, err := CheckPayload(p, id, req, c.now())
+	cert, err := CheckPayload(p, id, req, sent, c.now())
 	if err != nil {
 		return Result{}, fmt.Errorf("the answer in master VM %d %w", mid, err)
 	}

@@ -30,11 +30,15 @@ var ErrMismatch = errors.New("does not match the request")
 // user it names, or does not present a certificate of its CA.
 var ErrNotThisCluster = errors.New("the credential is not this cluster's")
 
-// CheckPayload checks an opened payload against the request it answers:
-// same request ID, user and role; a certificate for that user with the
-// role's group only, for client auth, signed by the payload's CA, valid
-// now; and a key that is the certificate's.
-func CheckPayload(p kubeconfig.Payload, id string, req kubeconfig.Request, now time.Time) (*x509.Certificate, error) {
+// CheckPayload checks an opened payload against the request it answers,
+// written at sent: same request ID, user and role; a certificate for that
+// user with the role's group only, for client auth, signed by the
+// payload's CA, valid now for the validity asked (see checkLifetime); and
+// a key that is the certificate's. The request sits in the master's
+// USER_TEMPLATE, which any VM of the service can rewrite, so what came
+// back is compared with what this CLI asked, not with what the master
+// read.
+func CheckPayload(p kubeconfig.Payload, id string, req kubeconfig.Request, sent, now time.Time) (*x509.Certificate, error) {
 	bad := func(format string, a ...any) (*x509.Certificate, error) {
 		return nil, fmt.Errorf("%w: "+format, append([]any{ErrMismatch}, a...)...)
 	}
@@ -67,6 +71,9 @@ func CheckPayload(p kubeconfig.Payload, id string, req kubeconfig.Request, now t
 	if !p.NotAfter.Equal(cert.NotAfter) && p.NotAfter.Sub(cert.NotAfter).Abs() >= time.Second {
 		return bad("its expiry disagrees with its certificate's")
 	}
+	if err := checkLifetime(cert, ca, req.TTL, sent, now); err != nil {
+		return bad("%v", err)
+	}
 	key, err := parseKey([]byte(p.Key.Reveal()))
 	if err != nil {
 		return bad("its key does not parse")
@@ -76,6 +83,32 @@ func CheckPayload(p kubeconfig.Payload, id string, req kubeconfig.Request, now t
 		return bad("its key is not the certificate's")
 	}
 	return cert, nil
+}
+
+// checkLifetime compares a certificate's validity with ttl, asked at
+// sent. A master starts it kubeconfig.Backdate before its now and ends it
+// ttl after (sooner only when the CA itself expires sooner), so:
+//   - its length is at most ttl plus the backdate (a minute of slack for
+//     rounding), whatever the clocks say;
+//   - it ends between sent+ttl and now+ttl, each within
+//     kubeconfig.ClockSkew of the master's clock;
+//   - it starts no earlier than sent, less the backdate and the skew.
+func checkLifetime(cert, ca *x509.Certificate, ttl time.Duration, sent, now time.Time) error {
+	const slack = time.Minute
+	skew := kubeconfig.ClockSkew
+	if long := cert.NotAfter.Sub(cert.NotBefore); long > ttl+kubeconfig.Backdate+slack {
+		return fmt.Errorf("its certificate is valid for %s, not the %s asked", long.Round(time.Second), ttl)
+	}
+	if cert.NotBefore.Before(sent.Add(-kubeconfig.Backdate - skew)) {
+		return fmt.Errorf("its certificate started at %s, before the request", cert.NotBefore.UTC().Format(time.RFC3339))
+	}
+	capped := cert.NotAfter.Equal(ca.NotAfter)
+	early, late := sent.Add(ttl-skew), now.Add(ttl+skew)
+	if cert.NotAfter.After(late) || (!capped && cert.NotAfter.Before(early)) {
+		return fmt.Errorf("its certificate ends at %s, not %s after the request (±%s of clock skew)",
+			cert.NotAfter.UTC().Format(time.RFC3339), ttl, skew)
+	}
+	return nil
 }
 
 // ErrExpired: the certificate's validity is over.

@@ -66,7 +66,7 @@ func TestCheckPayload(t *testing.T) {
 		return kubeconfig.Payload{ID: "REQ0000001", User: "alice", Role: kubeconfig.RoleView, CAPEM: ca.pem, CertPEM: c,
 			Key: vmcontext.NewSecret(k), NotAfter: cert.NotAfter}
 	}
-	if _, err := CheckPayload(good(), "REQ0000001", req, time.Now()); err != nil {
+	if _, err := CheckPayload(good(), "REQ0000001", req, time.Now(), time.Now()); err != nil {
 		t.Fatalf("a good payload: %v", err)
 	}
 	for _, tc := range []struct {
@@ -97,7 +97,7 @@ func TestCheckPayload(t *testing.T) {
 	} {
 		p := good()
 		tc.edit(&p)
-		if _, err := CheckPayload(p, "REQ0000001", req, time.Now()); !errors.Is(err, tc.want) {
+		if _, err := CheckPayload(p, "REQ0000001", req, time.Now(), time.Now()); !errors.Is(err, tc.want) {
 			t.Errorf("%s: err %v, want %v", tc.name, err, tc.want)
 		}
 	}

@@ -400,15 +400,20 @@ func TestKubeconfigThroughTheSimulator(t *testing.T) {
 	if out, _ := kubectl(t, bobPath, "auth", "whoami", "-o", "jsonpath={.status.userInfo.username}"); out != "bob" {
 		t.Errorf("bob's whoami: %q", out)
 	}
-	// Bob cannot open an answer sealed to alice: ask the master for one
+	// Bob's entry names no role: view, and no more.
+	if code, _, stderr := e.cli("kubeconfig", svc, "--identity", bobKey, "--role", "cluster-admin", "--poll", "100ms"); code != 1 ||
+		!strings.Contains(stderr, "at most the view role") {
+		t.Errorf("bob as cluster-admin: code %d\n%s", code, stderr)
+	}
+	// Bob cannot open a challenge sealed to alice: ask the master for one
 	// (anyone can write a request naming alice) and try.
 	sealed := e.request("ALICE00001", kubeconfig.Request{Name: "alice", Role: kubeconfig.RoleClusterAdmin, TTL: time.Hour, Recipient: alice.Recipient})
-	t.Logf("a sealed answer is %d bytes (ECDSA P-256 CA)", len(sealed))
+	t.Logf("a sealed challenge is %d bytes", len(sealed))
 	if _, err := kubeconfig.Open(sealed, bob.Identities()...); !errors.Is(err, kubeconfig.ErrNotForYou) {
-		t.Errorf("bob opened alice's answer: %v", err)
+		t.Errorf("bob opened alice's challenge: %v", err)
 	}
 	if _, err := kubeconfig.Open(sealed, alice.Identities()...); err != nil {
-		t.Errorf("alice cannot open her own answer: %v", err)
+		t.Errorf("alice cannot open her own challenge: %v", err)
 	}
 
 	// 5. A hostile sibling asks, through OneGate, for alice's name with its
@@ -419,22 +424,145 @@ func TestKubeconfigThroughTheSimulator(t *testing.T) {
 		"HOSTILE002": {Name: "mallory", Role: kubeconfig.RoleClusterAdmin, TTL: time.Hour, Recipient: mallory.Recipient},
 	} {
 		a := e.hostileRequest(id, req)
-		if a.Granted() || !strings.Contains(a.Reason, "not authorized") {
+		if a.Sealed != "" || !strings.Contains(a.Reason, "not authorized") {
 			t.Errorf("%s: %+v, want a refusal", id, a)
 		}
+	}
+	// A protocol 1 request, as an old onekube-flow writes it, is told to
+	// upgrade in the answer format that CLI reads.
+	wc := e.workerClient()
+	bg := context.Background()
+	if err := wc.UpdateVMByID(bg, e.master.ID, onegate.KV{Key: kubeconfig.RequestKey("OLDCLI0001"), Value: "1 alice view 3600 " + alice.Recipient}); err != nil {
+		t.Fatal(err)
+	}
+	if raw := e.waitAnswer("OLDCLI0001"); !strings.HasPrefix(raw, "1 refused ") || !strings.Contains(raw, "upgrade onekube-flow") {
+		t.Errorf("an old CLI's request: %q", raw)
+	}
+	_ = wc.UpdateVMByID(bg, e.master.ID, onegate.KV{Key: kubeconfig.RequestKey("OLDCLI0001"), Value: kubeconfig.Done})
+
+	// 6. The owner deletes alice's admin binding; a sibling that knows her
+	// public key (CONTEXT is readable by every VM) writes a request for
+	// her to get it back. The master only challenges: the binding stays
+	// deleted and nothing is signed.
+	crbs := e.api.Client(t).RbacV1().ClusterRoleBindings()
+	adminCRB := kubeconfig.Group("alice", kubeconfig.RoleClusterAdmin)
+	if err := crbs.Delete(bg, adminCRB, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	forged, _ := kubeconfig.Request{Name: "alice", Role: kubeconfig.RoleClusterAdmin, TTL: kubeconfig.MaxTTL, Recipient: alice.Recipient}.Encode()
+	if err := wc.UpdateVMByID(bg, e.master.ID, onegate.KV{Key: kubeconfig.RequestKey("FORGED0001"), Value: forged}); err != nil {
+		t.Fatal(err)
+	}
+	e.waitAnswer("FORGED0001")
+	time.Sleep(time.Second) // ten of the loop's busy ticks
+	if a, err := kubeconfig.ParseAnswer(e.sim.UserTemplate(e.master.ID)[kubeconfig.AnswerKey("FORGED0001")]); err != nil || !a.Challenge {
+		t.Errorf("a forged request got %+v, %v; want a challenge and nothing more", a, err)
+	}
+	if _, err := crbs.Get(bg, adminCRB, metav1.GetOptions{}); err == nil {
+		t.Error("a forged request restored alice's binding")
+	}
+	_ = wc.UpdateVMByID(bg, e.master.ID, onegate.KV{Key: kubeconfig.RequestKey("FORGED0001"), Value: kubeconfig.Done})
+
+	// 7. A sibling rewrites alice's pending request, its validity or its
+	// role, however fast: before the master reads it (the CLI will not
+	// prove a challenge for what it did not ask) or after her proof (the
+	// master finds the proof no longer matches). Nothing is issued.
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		rewrite func(r kubeconfig.Request) kubeconfig.Request
+	}{
+		{"validity", []string{"--ttl", "1h"}, func(r kubeconfig.Request) kubeconfig.Request { r.TTL = kubeconfig.MaxTTL; return r }},
+		{"role", []string{"--role", "view"}, func(r kubeconfig.Request) kubeconfig.Request { r.Role = kubeconfig.RoleClusterAdmin; return r }},
+	} {
+		stop := e.rewriteRequests(tc.rewrite)
+		code, stdout, stderr := e.cli(append([]string{"kubeconfig", svc, "--poll", "100ms", "--timeout", "20s"}, tc.args...)...)
+		granted := stop()
+		t.Logf("rewritten %s: %s", tc.name, strings.TrimSpace(stderr))
+		if code != 1 || stdout != "" || granted ||
+			!(strings.Contains(stderr, "rewrote it") || strings.Contains(stderr, "proof does not answer")) {
+			t.Errorf("rewritten %s: code %d, granted %v, stdout %q\n%s", tc.name, code, granted, stdout, stderr)
+		}
+	}
+	if _, err := crbs.Get(bg, adminCRB, metav1.GetOptions{}); err == nil {
+		t.Error("a rewritten request restored alice's binding")
 	}
 
 	// Every exchange ends erased from the master's USER_TEMPLATE.
 	e.waitErased()
 }
 
+// waitAnswer waits for the master's answer to request id.
+func (e *kcEnv) waitAnswer(id string) string {
+	e.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if raw, ok := e.sim.UserTemplate(e.master.ID)[kubeconfig.AnswerKey(id)]; ok {
+			return raw
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("no answer to %s", id)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// rewriteRequests plays the hostile sibling until stop is called: it
+// rewrites every pending request that rewrite changes, through OneGate
+// from the worker, keeping any proof. stop reports whether any answer it
+// saw was granted, and marks whatever request it may have revived done.
+func (e *kcEnv) rewriteRequests(rewrite func(kubeconfig.Request) kubeconfig.Request) (stop func() bool) {
+	quit, out := make(chan struct{}), make(chan bool, 1)
+	wc := e.workerClient()
+	ctx := context.Background()
+	go func() {
+		granted := false
+		defer func() { out <- granted }()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+			ut := e.sim.UserTemplate(e.master.ID)
+			for k, v := range ut {
+				kind, id, ok := kubeconfig.ParseKey(k)
+				if !ok || kind != kubeconfig.KindRequest || v == kubeconfig.Done {
+					continue
+				}
+				if a, err := kubeconfig.ParseAnswer(ut[kubeconfig.AnswerKey(id)]); err == nil && a.Granted() {
+					granted = true
+				}
+				req, err := kubeconfig.ParseRequest(v)
+				if err != nil {
+					continue
+				}
+				if w := rewrite(req); w != req {
+					nv, _ := w.Encode()
+					_ = wc.UpdateVMByID(ctx, e.master.ID, onegate.KV{Key: k, Value: nv})
+				}
+			}
+		}
+	}()
+	return func() bool {
+		close(quit)
+		granted := <-out
+		for k, v := range e.sim.UserTemplate(e.master.ID) {
+			if kind, _, ok := kubeconfig.ParseKey(k); ok && kind == kubeconfig.KindRequest && v != kubeconfig.Done {
+				_ = wc.UpdateVMByID(ctx, e.master.ID, onegate.KV{Key: k, Value: kubeconfig.Done})
+			}
+		}
+		return granted
+	}
+}
+
 // request writes a request as anyone could (the worker, through OneGate)
-// and returns the master's sealed answer.
+// and returns the master's sealed challenge.
 func (e *kcEnv) request(id string, req kubeconfig.Request) string {
 	e.t.Helper()
 	a := e.hostileRequest(id, req)
-	if !a.Granted() {
-		e.t.Fatalf("request %s refused: %s", id, a.Reason)
+	if !a.Challenge {
+		e.t.Fatalf("request %s: %+v, want a challenge", id, a)
 	}
 	return a.Sealed
 }
@@ -580,8 +708,13 @@ func TestKubeconfigRefusesBadAnswers(t *testing.T) {
 		{"another request's", func(_ string, req kubeconfig.Request) string {
 			return seal(payload(realCA, "OLDANSWER1", req, time.Now(), time.Hour), req.Recipient)
 		}, "it answers request OLDANSWER1"},
+		// (The test CA ends in a day, so a certificate cannot outlive 24h
+		// here; TestCLIRefusesWrongLifetimeOrRole has the longer ones.)
+		{"another lifetime than asked", func(id string, req kubeconfig.Request) string {
+			return seal(payload(realCA, id, req, time.Now(), req.TTL/2), req.Recipient)
+		}, "not 24h0m0s after the request"},
 		{"forged with its own CA", func(id string, req kubeconfig.Request) string {
-			return seal(payload(fakeCA, id, req, time.Now(), time.Hour), req.Recipient)
+			return seal(payload(fakeCA, id, req, time.Now(), req.TTL), req.Recipient)
 		}, "does not present a certificate of the answer's CA"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
