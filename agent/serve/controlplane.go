@@ -73,6 +73,9 @@ type ControlPlane struct {
 	// master and a time no later than the upload, so the first joins need
 	// no second upload.
 	InitKey func() (vmcontext.Secret, time.Time, bool)
+	// Dial connects to a joining master's presentation (nil: a
+	// net.Dialer; the simulated cluster maps addresses).
+	Dial certgrant.Dialer
 
 	started  bool
 	key      vmcontext.Secret

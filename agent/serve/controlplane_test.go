@@ -34,7 +34,7 @@ type masterGate struct {
 func newMasterGate(self int, ids ...int) *masterGate {
 	g := &masterGate{self: self, vms: map[int]*onegate.VM{}}
 	for _, id := range ids {
-		g.vms[id] = &onegate.VM{ID: id, UserTemplate: map[string]string{},
+		g.vms[id] = &onegate.VM{ID: id, State: onegate.StateActive, LCMState: onegate.LCMRunning, UserTemplate: map[string]string{},
 			NICs: []onegate.NIC{{IP: fmt.Sprintf("10.0.0.%d", id)}}}
 	}
 	return g
@@ -107,10 +107,11 @@ func (g *masterGate) get(id int, k string) string {
 // recorder stands in for kubeadm's upload and for etcd: it records what
 // the loop asked, and refuses a removal when told to.
 type recorder struct {
-	uploads  []string
-	removed  []netip.Addr
-	members  []etcdm.Member
-	quorumNo bool
+	uploads   []string
+	removed   []netip.Addr
+	members   []etcdm.Member
+	membersFn func() []etcdm.Member // when set, each listing
+	quorumNo  bool
 }
 
 func (r *recorder) UploadCerts(_ context.Context, key vmcontext.Secret) error {
@@ -118,7 +119,12 @@ func (r *recorder) UploadCerts(_ context.Context, key vmcontext.Secret) error {
 	return nil
 }
 
-func (r *recorder) Members(context.Context) ([]etcdm.Member, error) { return r.members, nil }
+func (r *recorder) Members(context.Context) ([]etcdm.Member, error) {
+	if r.membersFn != nil {
+		return r.membersFn(), nil
+	}
+	return r.members, nil
+}
 
 func (r *recorder) RemoveMember(_ context.Context, ip netip.Addr) error {
 	if r.quorumNo {
