@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"time"
 
@@ -61,8 +62,10 @@ type Deps struct {
 	Clock    system.Clock
 	// MasterClock reads a master's clock (nil: APIServerClock).
 	MasterClock MasterClock
-	Notify      Notifier
-	Log         *slog.Logger
+	// Listen opens a listener (nil: net.Listen).
+	Listen func(network, addr string) (net.Listener, error)
+	Notify Notifier
+	Log    *slog.Logger
 }
 
 // reportTimeout bounds one best-effort report to OneGate.
@@ -93,6 +96,10 @@ func Bootstrap(ctx context.Context, opts Options, deps Deps) error {
 	mclk := deps.MasterClock
 	if mclk == nil {
 		mclk = APIServerClock{}
+	}
+	lsn := deps.Listen
+	if lsn == nil {
+		lsn = net.Listen
 	}
 	host := deps.Hostname
 	if host == nil {
@@ -129,7 +136,7 @@ func Bootstrap(ctx context.Context, opts Options, deps Deps) error {
 	}
 
 	d := &bootData{st: st, tun: tun, og: og, kadm: deps.Kubeadm, exec: deps.Exec, root: opts.Root, clock: clock,
-		mclk: mclk, host: host, self: src.Creds.VMID, newCluster: opts.NewCluster}
+		mclk: mclk, lsn: lsn, host: host, self: src.Creds.VMID, newCluster: opts.NewCluster}
 	d.save = func() error {
 		st.UpdatedAt = clock.Now().UTC()
 		return store.Save(st)

@@ -1,7 +1,9 @@
 package agent
 
 import (
+	"context"
 	"errors"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -45,14 +47,19 @@ func TestKindOf(t *testing.T) {
 }
 
 // actAsMaster makes VM granter answer the first request it sees, as the
-// acting master's serve does: a grant sealed to the published recipient.
+// acting master's serve does: a grant sealed to the recipient the joiner
+// presents at its address, once it published that same one.
 func actAsMaster(og *fakeOneGate, granter, joiner int) {
 	og.beforeGetVMByID = func(f *fakeOneGate, _, _ int) {
 		r := f.vms[joiner].UserTemplate[vmcontext.KeyPubRecipient]
 		if r == "" || f.vms[granter].UserTemplate[vmcontext.KeyPubCertKey] != "" {
 			return
 		}
-		g, err := certgrant.Seal(joiner, r, testEpoch.Add(time.Hour), certgrant.Payload{
+		p, err := certgrant.Fetch(context.Background(), f.net.dial, netip.MustParseAddr(vmIP(joiner)), joiner)
+		if err != nil || p.Recipient != r {
+			return // not presenting yet
+		}
+		g, err := certgrant.Seal(joiner, p.Recipient, testEpoch.Add(time.Hour), certgrant.Payload{
 			CertificateKey: vmcontext.NewSecret(testCertKey), Token: vmcontext.NewSecret("abcdef.0123456789abcdef")})
 		if err != nil {
 			panic(err)
@@ -89,6 +96,11 @@ func TestControlPlaneJoinsWithItsGrant(t *testing.T) {
 	}
 	if _, ok := ut[vmcontext.KeyPubRecipient]; ok {
 		t.Error("recipient still published after the join")
+	}
+	// The grant came only because the joiner presented its recipient at
+	// its own address (actAsMaster reads it there); it stops after.
+	if _, err := certgrant.Fetch(context.Background(), og.net.dial, netip.MustParseAddr(vmIP(5)), 5); err == nil {
+		t.Error("still presenting the recipient after the join")
 	}
 	for _, u := range og.updates {
 		for _, kv := range u {

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"log/slog"
+	"net"
 
 	"github.com/onekube/onekube/agent/state"
 	"github.com/onekube/onekube/agent/system"
@@ -33,6 +34,9 @@ type Data interface {
 	// the expiries a master stamped.
 	MasterClock() MasterClock
 	Log() *slog.Logger
+	// Listen opens a listener on this VM's address (a joining master's
+	// presentation, certgrant).
+	Listen(network, addr string) (net.Listener, error)
 	// SelfID is the VM ID of this VM's credentials (VMID in the context),
 	// which OneGate's answers must agree with.
 	SelfID() int
@@ -60,6 +64,7 @@ type bootData struct {
 	clock system.Clock
 	mclk  MasterClock
 	log   *slog.Logger
+	lsn   func(network, addr string) (net.Listener, error)
 
 	self       int
 	newCluster bool
@@ -81,6 +86,8 @@ func (d *bootData) Exec() system.Exec   { return d.exec }
 func (d *bootData) Root() system.Root   { return d.root }
 func (d *bootData) Clock() system.Clock { return d.clock }
 func (d *bootData) Log() *slog.Logger   { return d.log }
+
+func (d *bootData) Listen(network, addr string) (net.Listener, error) { return d.lsn(network, addr) }
 
 func (d *bootData) MasterClock() MasterClock { return d.mclk }
 func (d *bootData) SelfID() int              { return d.self }

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/big"
+	"net"
 	"net/netip"
 	"os"
 	"strings"
@@ -41,6 +42,9 @@ type fakeOneGate struct {
 	// beforeGetVMByID may change the VMs, e.g. make the master ready
 	// after some polls.
 	beforeGetVMByID func(f *fakeOneGate, id, n int)
+	// net is the service's network: the harness listens there for the
+	// VM the agent runs as.
+	net *testNet
 }
 
 var _ OneGate = (*fakeOneGate)(nil)
@@ -171,7 +175,7 @@ func (f *fakeOneGate) readyUpdates() [][]onegate.KV {
 // newService builds a fake service of one master role and one worker role;
 // self is the VM the agent runs as.
 func newService(self int, masters, workers []int) *fakeOneGate {
-	f := &fakeOneGate{self: self, vms: map[int]*onegate.VM{}}
+	f := &fakeOneGate{self: self, vms: map[int]*onegate.VM{}, net: &testNet{at: map[string]string{}}}
 	f.service = onegate.Service{ID: 7, Name: "k8s", State: 2}
 	add := func(role string, ids []int) {
 		r := onegate.Role{Name: role, Cardinality: len(ids), State: 2}
@@ -453,6 +457,7 @@ func (h *harness) run() error {
 	if h.masterClock == nil {
 		h.masterClock = &fakeMasterClock{local: h.clock}
 	}
+	deps.Listen = h.og.net.listen
 	deps.MasterClock = h.masterClock
 	opts := h.opts
 	opts.Root, opts.Tunables = h.root, h.tun
@@ -498,4 +503,33 @@ func bounded(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// testNet stands for the service's network: a listener asked for at a VM
+// address listens on loopback, and dial finds it by that address.
+type testNet struct {
+	mu sync.Mutex
+	at map[string]string // "<ip>:<port>" -> loopback address
+}
+
+func (n *testNet) listen(network, addr string) (net.Listener, error) {
+	ln, err := net.Listen(network, "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.at[addr] = ln.Addr().String()
+	return ln, nil
+}
+
+func (n *testNet) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	n.mu.Lock()
+	real, ok := n.at[addr]
+	n.mu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("dial %s: connection refused", addr)
+	}
+	var d net.Dialer
+	return d.DialContext(ctx, network, real)
 }

@@ -157,6 +157,11 @@ func waitCertKey(ctx context.Context, d Data) error {
 		return err
 	}
 	me := id.Recipient().String()
+	stop, err := presentRecipient(ctx, d, me)
+	if err != nil {
+		return err
+	}
+	defer stop()
 	w := &waiter{
 		what:    "waiting for the certificate key",
 		timeout: t.MasterTimeout,

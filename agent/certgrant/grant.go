@@ -5,6 +5,10 @@
 // the secrets encrypted to that recipient, with the joiner's VM ID, the
 // recipient and an expiry in clear so every master can tell whom it is for.
 //
+// The published recipient is a claim any VM of the service can write; the
+// acting master seals to the one the joiner presents at its own address
+// (present.go).
+//
 // age encryption is anonymous: anyone can encrypt to a recipient. A grant
 // is therefore only as trustworthy as the master VM it is read from; the
 // joining master still pins the cluster CA with the published hash, as

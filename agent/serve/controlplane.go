@@ -36,6 +36,13 @@ const (
 	cpFastTick    = 2 * time.Second
 	cpIdleTick    = 30 * time.Second
 	cpPendingFast = 10 * time.Minute
+	// A stale etcd member goes only after its own health checks failed
+	// at least staleProbes times in a row over at least staleFor: one slow
+	// probe is no dead member.
+	staleProbes = 3
+	staleFor    = 15 * time.Second
+	// maxPresentAddrs bounds the addresses tried for one presentation.
+	maxPresentAddrs = 4
 )
 
 // Uploader stores the control-plane certificates in kubeadm-certs again,
@@ -54,13 +61,19 @@ type Members interface {
 // ControlPlane is the acting master's side of a master joining
 // (docs/architecture.md §3). Masters join one at a time in VM-ID order;
 // the one whose turn it is publishes an age recipient once its disk is
-// clean. For that recipient, once, the loop removes the joining VM's stale
-// etcd member (a recreated master's, or a failed attempt's; refused
-// loudly when quorum would break), makes sure the uploaded certificates
-// have time left (uploading fresh ones otherwise), mints a bootstrap
-// token, and publishes both sealed to the recipient. It erases the grant
-// as soon as that master is READY or its request changes. It also
-// publishes the etcd member list for `onekube-flow status`.
+// clean, and presents the same recipient at its own address
+// (certgrant.Serve). The USER_TEMPLATE recipient is a claim any VM of the
+// service can write; the address is oned's word. So for that request,
+// once, and only for a master RUNNING in the master role whose
+// presentation at one of its NIC addresses carries the requested
+// recipient, the loop removes the stale etcd member at that address (a
+// recreated master's, or a failed attempt's: only after its own health
+// checks failed for a while; refused loudly when quorum would break),
+// makes sure the uploaded certificates have time left (uploading fresh
+// ones otherwise), mints a bootstrap token, and publishes both sealed to
+// the presented recipient. It erases the grant as soon as that master is
+// READY or its request changes. It also publishes the etcd member list for
+// `onekube-flow status`.
 type ControlPlane struct {
 	OneGate    agent.OneGate
 	Client     kubernetes.Interface
@@ -73,6 +86,9 @@ type ControlPlane struct {
 	// master and a time no later than the upload, so the first joins need
 	// no second upload.
 	InitKey func() (vmcontext.Secret, time.Time, bool)
+	// Dial connects to a joining master's presentation (nil: a
+	// net.Dialer; the simulated cluster maps addresses).
+	Dial certgrant.Dialer
 
 	started  bool
 	key      vmcontext.Secret
@@ -82,6 +98,10 @@ type ControlPlane struct {
 	etcd     string // ONEGATE_K8S_ETCD as published
 	etcdErr  string // ONEGATE_K8S_ETCD_ERROR as published
 	joining  int
+	waiting  string // why the request in turn is not answered yet
+	// sick holds, per etcd member, since when and in how many listings in
+	// a row its health check failed.
+	sick map[memberKey]sickness
 	// pendingSince is when a master was last seen neither READY nor failed
 	// after all were (zero: none pending).
 	pendingSince time.Time
@@ -94,7 +114,7 @@ func (c *ControlPlane) Name() string { return "controlplane" }
 
 // Report implements Reporter.
 func (c *ControlPlane) Report() any {
-	return map[string]any{"joining_vm": c.joining, "granted": c.grant != "", "etcd": c.etcd, "etcd_error": c.etcdErr}
+	return map[string]any{"joining_vm": c.joining, "granted": c.grant != "", "waiting": c.waiting, "etcd": c.etcd, "etcd_error": c.etcdErr}
 }
 
 // Tick implements Loop.
@@ -115,15 +135,18 @@ func (c *ControlPlane) Tick(ctx context.Context) (time.Duration, error) {
 	if err != nil {
 		return 0, err
 	}
+	var ms []etcdm.Member
+	var listErr error
 	if c.Members != nil {
-		if ms, err := c.Members.Members(ctx); err == nil {
+		if ms, listErr = c.Members.Members(ctx); listErr == nil {
+			c.observe(ms)
 			if err := c.set(ctx, vmcontext.KeyPubEtcd, &c.etcd, etcdm.Summary(ms)); err != nil {
 				return 0, err
 			}
 		}
 	}
 	j, recipient, pending := turn(masters, c.Self)
-	c.joining = 0
+	c.joining, c.waiting = 0, ""
 	if j != nil {
 		c.joining = j.ID
 	}
@@ -148,8 +171,18 @@ func (c *ControlPlane) Tick(ctx context.Context) (time.Duration, error) {
 	if c.grantFor(j, recipient) || grantedElsewhere(masters, c.Self, j.ID, recipient, c.Clock.Now()) {
 		return cpFastTick, nil
 	}
-	if err := c.answer(ctx, j, recipient); err != nil {
+	if listErr != nil {
+		return 0, listErr
+	}
+	why, err := c.answer(ctx, j, recipient, ms)
+	if err != nil {
 		return 0, err
+	}
+	c.waiting = why
+	if why != "" && c.Clock.Now().Sub(c.pendingSince) >= cpPendingFast {
+		// A request nobody stands behind (a sibling's, or a joiner that
+		// died) is looked at again, slowly.
+		return cpIdleTick, nil
 	}
 	return cpFastTick, nil
 }
@@ -226,31 +259,52 @@ func grantedElsewhere(masters []*onegate.VM, self, vmid int, recipient string, n
 	return false
 }
 
-// answer serves one request, once.
-func (c *ControlPlane) answer(ctx context.Context, j *onegate.VM, recipient string) error {
+// answer serves one request, once, or says why not yet. Only vouched
+// data lets it act: the VM's state and NIC addresses (oned), its role
+// (OneFlow, through masters), what answers at its address, and etcd's
+// own health checks. The USER_TEMPLATE recipient only asks.
+func (c *ControlPlane) answer(ctx context.Context, j *onegate.VM, recipient string, ms []etcdm.Member) (waiting string, err error) {
+	if j.State != onegate.StateActive || j.LCMState != onegate.LCMRunning {
+		return fmt.Sprintf("VM %d asks to join but is not RUNNING (STATE %d, LCM_STATE %d)", j.ID, j.State, j.LCMState), nil
+	}
+	p, at, err := c.presentation(ctx, j)
+	if err != nil {
+		return fmt.Sprintf("VM %d asks to join but presents no recipient at its addresses: %v", j.ID, err), nil
+	}
+	if p.Recipient != recipient {
+		// Another VM rewrote the request, or the joiner is between two
+		// attempts: either way, no grant for the published recipient.
+		return fmt.Sprintf("VM %d presents at %s a recipient other than the one in its USER_TEMPLATE", j.ID, at), nil
+	}
 	if c.Members != nil {
-		ms, err := c.Members.Members(ctx)
-		if err != nil {
-			return err
-		}
+		stale := false
 		for _, m := range ms {
-			if slices.Contains(j.Addrs(), m.PeerIP()) && m.Healthy {
+			ip := m.PeerIP()
+			switch {
+			case !slices.Contains(j.Addrs(), ip):
+			case m.Healthy:
 				// Its etcd runs: a join under way (a grant that expired
 				// in its hands), not a stale member. Never cut it.
-				return fmt.Errorf("VM %d's etcd member at %s is live; not granting again while it runs", j.ID, m.PeerIP())
+				return "", fmt.Errorf("VM %d's etcd member at %s is live; not granting again while it runs", j.ID, ip)
+			case ip != at:
+				// Not where the joiner stands now: left alone.
+			case !c.deadLongEnough(m):
+				return fmt.Sprintf("VM %d's etcd member at %s fails its health checks; waiting %s before calling it stale", j.ID, ip, staleFor), nil
+			default:
+				stale = true
 			}
 		}
-		for _, ip := range j.Addrs() {
-			err := c.Members.RemoveMember(ctx, ip)
+		if stale {
+			err := c.Members.RemoveMember(ctx, at)
 			if errors.Is(err, etcdm.ErrQuorum) {
 				msg := fmt.Sprintf("VM %d cannot join: its stale etcd member stays, %v", j.ID, err)
 				if perr := c.set(ctx, vmcontext.KeyPubEtcdError, &c.etcdErr, limit(msg)); perr != nil {
-					return errors.Join(err, perr)
+					return "", errors.Join(err, perr)
 				}
-				return err
+				return "", err
 			}
 			if err != nil {
-				return fmt.Errorf("removing VM %d's stale etcd member: %w", j.ID, err)
+				return "", fmt.Errorf("removing VM %d's stale etcd member: %w", j.ID, err)
 			}
 		}
 	}
@@ -258,30 +312,53 @@ func (c *ControlPlane) answer(ctx context.Context, j *onegate.VM, recipient stri
 	if c.key.IsZero() || now.After(c.uploaded.Add(CertTTL-certMargin)) {
 		key, err := kubeadm.GenerateCertificateKey(nil)
 		if err != nil {
-			return err
+			return "", err
 		}
 		if err := c.Uploader.UploadCerts(ctx, key); err != nil {
-			return fmt.Errorf("uploading the control-plane certificates: %w", err)
+			return "", fmt.Errorf("uploading the control-plane certificates: %w", err)
 		}
 		c.key, c.uploaded = key, now
 	}
 	tok, id, err := c.mintToken(ctx, now)
 	if err != nil {
-		return err
+		return "", err
 	}
 	expires := c.uploaded.Add(CertTTL - certMargin)
 	if t := now.Add(grantTokenTTL); t.Before(expires) {
 		expires = t
 	}
-	g, err := certgrant.Seal(j.ID, recipient, expires, certgrant.Payload{CertificateKey: c.key, Token: tok})
+	// Sealed to what the joiner's address presented, never to the
+	// USER_TEMPLATE's word (they are equal here, checked above).
+	g, err := certgrant.Seal(j.ID, p.Recipient, expires, certgrant.Payload{CertificateKey: c.key, Token: tok})
 	if err != nil {
-		return err
+		return "", err
 	}
 	if err := c.OneGate.UpdateVM(ctx, onegate.KV{Key: vmcontext.KeyPubCertKey, Value: g.String()}); err != nil {
-		return err
+		return "", err
 	}
 	c.grant, c.tokenID = g.String(), id
-	return c.set(ctx, vmcontext.KeyPubEtcdError, &c.etcdErr, "")
+	return "", c.set(ctx, vmcontext.KeyPubEtcdError, &c.etcdErr, "")
+}
+
+// presentation reads what the joining master serves at its NIC
+// addresses as oned reports them, the first that answers for j.
+func (c *ControlPlane) presentation(ctx context.Context, j *onegate.VM) (certgrant.Presentation, netip.Addr, error) {
+	addrs := j.Addrs()
+	if len(addrs) == 0 {
+		return certgrant.Presentation{}, netip.Addr{}, errors.New("OneGate reports no NIC address")
+	}
+	if len(addrs) > maxPresentAddrs {
+		addrs = addrs[:maxPresentAddrs]
+	}
+	var errs []error
+	for _, a := range addrs {
+		p, err := certgrant.Fetch(ctx, c.Dial, a, j.ID)
+		if err == nil {
+			return p, a, nil
+		}
+		errs = append(errs, err)
+	}
+	return certgrant.Presentation{}, netip.Addr{}, errors.Join(errs...)
 }
 
 // mintToken creates a bootstrap token for one join, as `kubeadm token

@@ -34,7 +34,7 @@ type masterGate struct {
 func newMasterGate(self int, ids ...int) *masterGate {
 	g := &masterGate{self: self, vms: map[int]*onegate.VM{}}
 	for _, id := range ids {
-		g.vms[id] = &onegate.VM{ID: id, UserTemplate: map[string]string{},
+		g.vms[id] = &onegate.VM{ID: id, State: onegate.StateActive, LCMState: onegate.LCMRunning, UserTemplate: map[string]string{},
 			NICs: []onegate.NIC{{IP: fmt.Sprintf("10.0.0.%d", id)}}}
 	}
 	return g
@@ -107,10 +107,11 @@ func (g *masterGate) get(id int, k string) string {
 // recorder stands in for kubeadm's upload and for etcd: it records what
 // the loop asked, and refuses a removal when told to.
 type recorder struct {
-	uploads  []string
-	removed  []netip.Addr
-	members  []etcdm.Member
-	quorumNo bool
+	uploads   []string
+	removed   []netip.Addr
+	members   []etcdm.Member
+	membersFn func() []etcdm.Member // when set, each listing
+	quorumNo  bool
 }
 
 func (r *recorder) UploadCerts(_ context.Context, key vmcontext.Secret) error {
@@ -118,7 +119,12 @@ func (r *recorder) UploadCerts(_ context.Context, key vmcontext.Secret) error {
 	return nil
 }
 
-func (r *recorder) Members(context.Context) ([]etcdm.Member, error) { return r.members, nil }
+func (r *recorder) Members(context.Context) ([]etcdm.Member, error) {
+	if r.membersFn != nil {
+		return r.membersFn(), nil
+	}
+	return r.members, nil
+}
 
 func (r *recorder) RemoveMember(_ context.Context, ip netip.Addr) error {
 	if r.quorumNo {
@@ -150,8 +156,12 @@ func TestControlPlaneLoopGrantsInTurn(t *testing.T) {
 	rec := &recorder{members: []etcdm.Member{{PeerURLs: []string{"https://10.0.0.3:2380"}, Name: "m3", ClientURLs: []string{"x"}, Started: true, Healthy: true}}}
 	clock := systemtest.NewClock(time.Now())
 	initKey := strings.Repeat("ab", 32)
+	n := newVMNet()
 	loop := &serve.ControlPlane{OneGate: g, Client: cs, Uploader: rec, Members: rec, Clock: clock, Self: 3, MasterRole: "master",
-		InitKey: func() (vmcontext.Secret, time.Time, bool) { return vmcontext.NewSecret(initKey), clock.Now(), true }}
+		InitKey: func() (vmcontext.Secret, time.Time, bool) { return vmcontext.NewSecret(initKey), clock.Now(), true }, Dial: n.dial}
+	present := func(vmid int, id *age.X25519Identity) {
+		n.present(t, fmt.Sprintf("10.0.0.%d", vmid), certgrant.Presentation{VMID: vmid, Recipient: id.Recipient().String()})
+	}
 
 	tick := func() time.Duration {
 		t.Helper()
@@ -168,11 +178,13 @@ func TestControlPlaneLoopGrantsInTurn(t *testing.T) {
 		t.Errorf("published members %q", got)
 	}
 	// VM 7 asks before its turn: VM 5 is neither READY nor failed.
-	joinRequest(t, g, 7)
+	id7 := joinRequest(t, g, 7)
+	present(7, id7)
 	if tick(); g.get(3, vmcontext.KeyPubCertKey) != "" {
 		t.Fatal("granted to VM 7 ahead of VM 5")
 	}
 	id5 := joinRequest(t, g, 5)
+	present(5, id5)
 	tick()
 	raw := g.get(3, vmcontext.KeyPubCertKey)
 	gr, err := certgrant.Parse(raw)
@@ -186,8 +198,8 @@ func TestControlPlaneLoopGrantsInTurn(t *testing.T) {
 	if p.CertificateKey.Reveal() != initKey || len(rec.uploads) != 0 {
 		t.Errorf("the fresh init key should be handed out as is; uploads %d", len(rec.uploads))
 	}
-	if len(rec.removed) != 1 || rec.removed[0] != netip.MustParseAddr("10.0.0.5") {
-		t.Errorf("stale members removed at %v, want VM 5's address", rec.removed)
+	if len(rec.removed) != 0 {
+		t.Errorf("etcd members removed at %v, but VM 5 had none", rec.removed)
 	}
 	tokID, _, _ := strings.Cut(p.Token.Reveal(), ".")
 	if _, err := cs.CoreV1().Secrets("kube-system").Get(ctx, "bootstrap-token-"+tokID, metav1.GetOptions{}); err != nil {
@@ -195,7 +207,7 @@ func TestControlPlaneLoopGrantsInTurn(t *testing.T) {
 	}
 	// Ticking again while VM 5 joins changes nothing: no second removal.
 	tick()
-	if len(rec.removed) != 1 || g.get(3, vmcontext.KeyPubCertKey) != raw {
+	if len(rec.removed) != 0 || g.get(3, vmcontext.KeyPubCertKey) != raw {
 		t.Error("a second tick acted on the same request again")
 	}
 
@@ -203,7 +215,6 @@ func TestControlPlaneLoopGrantsInTurn(t *testing.T) {
 	g.set(5, vmcontext.KeyReady, "YES")
 	delete(g.vms[5].UserTemplate, vmcontext.KeyPubRecipient)
 	clock.Advance(2 * time.Hour) // kubeadm-certs of the init upload are gone by now
-	id7 := joinRequest(t, g, 7)
 	tick()
 	if _, err := cs.CoreV1().Secrets("kube-system").Get(ctx, "bootstrap-token-"+tokID, metav1.GetOptions{}); err == nil {
 		t.Error("VM 5's token outlived its join")
@@ -230,10 +241,22 @@ func TestControlPlaneLoopGrantsInTurn(t *testing.T) {
 func TestControlPlaneLoopRefusesToBreakQuorum(t *testing.T) {
 	t.Parallel()
 	g := newMasterGate(3, 3, 5)
-	rec := &recorder{quorumNo: true}
-	loop := &serve.ControlPlane{OneGate: g, Uploader: rec, Members: rec, Clock: systemtest.NewClock(time.Now()), Self: 3, MasterRole: "master"}
-	joinRequest(t, g, 5)
-	_, err := loop.Tick(context.Background())
+	rec := &recorder{quorumNo: true, members: []etcdm.Member{
+		{ID: 3, PeerURLs: []string{"https://10.0.0.3:2380"}, Name: "m3", ClientURLs: []string{"x"}, Started: true, Healthy: true},
+		{ID: 5, PeerURLs: []string{"https://10.0.0.5:2380"}, Name: "m5", ClientURLs: []string{"x"}, Started: true},
+	}}
+	n := newVMNet()
+	clock := systemtest.NewClock(time.Now())
+	loop := &serve.ControlPlane{OneGate: g, Uploader: rec, Members: rec, Clock: clock, Self: 3, MasterRole: "master", Dial: n.dial}
+	id := joinRequest(t, g, 5)
+	n.present(t, "10.0.0.5", certgrant.Presentation{VMID: 5, Recipient: id.Recipient().String()})
+	var err error
+	for range 10 {
+		if _, err = loop.Tick(context.Background()); err != nil {
+			break
+		}
+		clock.Advance(5 * time.Second)
+	}
 	if !errors.Is(err, etcdm.ErrQuorum) {
 		t.Fatalf("err = %v", err)
 	}

@@ -86,6 +86,7 @@ func runBootstrap(ctx context.Context, f bootstrapFlags, log *slog.Logger) error
 		Exec:       exec,
 		Hostname:   system.HostnameFor(root),
 		Clock:      agentcli.NewClock(),
+		Listen:     agentcli.Listen,
 		Notify:     agent.SystemdNotifier{Log: log},
 		Log:        log,
 	})

@@ -13,6 +13,7 @@ import (
 	"github.com/onekube/onekube/agent/kubeadm"
 	"github.com/onekube/onekube/agent/serve"
 	"github.com/onekube/onekube/agent/system"
+	"github.com/onekube/onekube/cmd/internal/agentcli"
 	vmcontext "github.com/onekube/onekube/context"
 )
 
@@ -45,6 +46,7 @@ func controlPlaneLoop(ctx context.Context, f serveFlags, root system.Root, og ag
 		Self:       self,
 		MasterRole: settings.MasterRole,
 		InitKey:    serve.InitKeyFrom(root, agent.InitConfigFile),
+		Dial:       agentcli.Dial,
 	}
 	closeFn := func() {}
 	if ecfg, err := etcdm.FromManifest(root); err != nil {

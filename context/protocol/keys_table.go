@@ -22,7 +22,7 @@ var Keys = []Key{
 	{Name: "`READY`", Writer: "every VM (its own)", Readers: "OneFlow, workers, flow status", Trust: ClaimTrust, ForgerGet: "OneFlow deploys the children early; workers treat the VM as done", Status: Held},
 	{Name: "`ONEGATE_K8S_NODE_NAME`", Writer: "every VM (its own)", Readers: "onekubed leave, flow status", Trust: ClaimTrust, ForgerGet: "a wrong name in status", Status: Held},
 	{Name: "`ONEGATE_K8S_KIND`, `ONEGATE_K8S_ENDPOINT`", Writer: "masters", Readers: "agent, flow status", Trust: ClaimTrust, ForgerGet: "a wrong line in status", Status: Held},
-	{Name: "`ONEGATE_K8S_CP_RECIPIENT`", Writer: "a joining master", Readers: "the acting master", Trust: ClaimTrust, ForgerGet: "the certificate key, sealed to the forger's key, and so the CA keys", Status: Open},
+	{Name: "`ONEGATE_K8S_CP_RECIPIENT`", Writer: "a joining master", Readers: "the acting master (a request: the grant is sealed to the recipient the joiner serves at its NIC address)", Trust: ClaimTrust, ForgerGet: "a join that waits; the certificate key only by spoofing the joiner's address where no spoofing filter runs", Status: Held},
 	{Name: "`ONEGATE_K8S_CERT_KEY`", Writer: "the acting master", Readers: "the joining master", Trust: ClaimTrust, ForgerGet: "a failed control-plane join (the grant is sealed)", Status: Held},
 	{Name: "`ONEGATE_K8S_SERVE`, `_SERVE_ERROR`, `_WAITING`, `_NODES_WITHOUT_VM`", Writer: "masters (serve)", Readers: "flow status, onekube-agent status", Trust: ClaimTrust, ForgerGet: "a wrong line in status (values are masked and bounded)", Status: Held},
 	{Name: "`ONEGATE_K8S_EXPOSURE`", Writer: "masters (a probe of their own template)", Readers: "flow status", Trust: ClaimTrust, ForgerGet: "a wrong line in status", Status: Held},
