@@ -23,7 +23,9 @@ func TestRunnerCommands(t *testing.T) {
 		want string
 	}{
 		{"init", func(r Runner) error { return r.Init(ctx, "/etc/onekube/init.yaml", tok) },
-			"kubeadm init --config /etc/onekube/init.yaml --skip-token-print --upload-certs"},
+			"kubeadm init --config /etc/onekube/init.yaml --upload-certs --skip-token-print --skip-certificate-key-print"},
+		{"upload-certs", func(r Runner) error { return r.UploadCerts(ctx, "/var/lib/onekube/upload-certs.yaml", tok) },
+			"kubeadm init phase upload-certs --upload-certs --config /var/lib/onekube/upload-certs.yaml --skip-certificate-key-print"},
 		{"join", func(r Runner) error { return r.Join(ctx, "/etc/onekube/join.yaml", tok) },
 			"kubeadm join --config /etc/onekube/join.yaml"},
 		{"reset", func(r Runner) error { return r.Reset(ctx) }, "kubeadm reset -f"},
@@ -41,6 +43,9 @@ func TestRunnerCommands(t *testing.T) {
 			c := fx.Calls[0]
 			if got := strings.Join(append([]string{c.Name}, c.Args...), " "); got != tc.want {
 				t.Errorf("command = %q, want %q", got, tc.want)
+			}
+			if !c.Scrub {
+				t.Error("kubeadm's output is not scrubbed")
 			}
 			if tc.name != "reset" && (len(c.Secrets) != 1 || c.Secrets[0].Reveal() != testToken) {
 				t.Errorf("secrets not handed to Exec: %d", len(c.Secrets))
