@@ -90,6 +90,35 @@ func TestRunnerRedactsFailures(t *testing.T) {
 	}
 }
 
+// A key kubeadm generated itself, which no caller knows, reaching the pipe
+// in pieces: the error carries neither it nor the token of the join command.
+func TestRunnerScrubsWhatItWasNotTold(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	t.Parallel()
+	key := strings.Repeat("8d3c1f0a", 8) // 64 hex digits
+	for _, split := range []int{1, 5, 40} {
+		fx := (&systemtest.FakeExec{}).On("kubeadm init", systemtest.Reply{
+			Stdout: "[upload-certs] Using certificate key:\n" + key + "\n" +
+				"kubeadm join 10.0.0.5:6443 --token " + testToken + " --control-plane --certificate-key " + key + "\n",
+			Code:  -1, // killed: nothing on stderr, the tail is stdout's
+			Split: split,
+		})
+		err := Runner{Exec: fx}.UploadCerts(ctx, "/u.yaml")
+		var ee *system.ExitError
+		if !errors.As(err, &ee) {
+			t.Fatalf("err = %v, want *system.ExitError", err)
+		}
+		if all := err.Error() + ee.Brief(); strings.Contains(all, key) || strings.Contains(all, testToken) {
+			t.Errorf("writes of %d: a secret passed", split)
+		}
+		if !strings.Contains(err.Error(), "Using certificate key: "+vmcontext.Mask) &&
+			!strings.Contains(err.Error(), "Using certificate key:\n"+vmcontext.Mask) {
+			t.Errorf("writes of %d: kubeadm's output lost: %v", split, err)
+		}
+	}
+}
+
 func TestRunnerVersion(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
