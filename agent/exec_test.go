@@ -48,7 +48,7 @@ func TestMasterCommandLines(t *testing.T) {
 	}
 	want := []string{
 		"kubeadm version -o short",
-		"kubeadm init --config " + h.root.Path(InitConfigFile) + " --skip-token-print --upload-certs",
+		"kubeadm init --config " + h.root.Path(InitConfigFile) + " --upload-certs --skip-token-print --skip-certificate-key-print",
 		"kubectl --kubeconfig " + h.root.Path(AdminConfFile) + " apply -f " + h.root.Path("/var/lib/onekube/cni-flannel.yaml"),
 	}
 	if strings.Join(lines, "\n") != strings.Join(want, "\n") {

@@ -11,8 +11,10 @@ import (
 
 // Runner runs the kubeadm binary through the agent's Exec seam. Every method
 // hands kubeadm a config file or fixed flags, never a secret on the command
-// line; secrets the caller passes are still masked in any output folded into
-// an error, because kubeadm may echo config values back.
+// line. Its output is scrubbed as it is read (system.Cmd.Scrub: any
+// certificate key or bootstrap token), and the secrets the caller passes are
+// masked too in any output folded into an error, because kubeadm may echo
+// config values back.
 type Runner struct {
 	Exec   system.Exec
 	Binary string // "" means "kubeadm" found on PATH
@@ -30,29 +32,37 @@ func (r Runner) run(ctx context.Context, secrets []vmcontext.Secret, args ...str
 		return system.Result{}, fmt.Errorf("running kubeadm %s: no Exec configured", args[0])
 	}
 	// The Exec error already names the redacted command line and kubeadm's
-	// last words; wrapping it again would only repeat them.
-	return r.Exec.Run(ctx, system.Cmd{Name: r.binary(), Args: args, Secrets: secrets})
+	// last words; wrapping it again would only repeat them. Scrub: kubeadm
+	// may print a key or token the caller does not know (the skip flags
+	// below are not on every command, and a key it generates is new).
+	return r.Exec.Run(ctx, system.Cmd{Name: r.binary(), Args: args, Secrets: secrets, Scrub: true})
 }
 
-// Init runs `kubeadm init --config configPath --skip-token-print
-// --upload-certs`: the token is known from the config, so kubeadm need not
-// print it to the journal, and the certificates go into the kubeadm-certs
-// Secret for joining control planes, encrypted with the config's
-// certificateKey (kubeadm prints a key only when it generated one, and the
-// config always carries one). secrets are the values inside the config
-// (token, certificate key).
+// Init runs `kubeadm init --config configPath --upload-certs
+// --skip-token-print --skip-certificate-key-print`: the certificates go
+// into the kubeadm-certs Secret for joining control planes, encrypted with
+// the config's certificateKey. kubeadm prints that key ("[upload-certs]
+// Using certificate key:", phases/init/uploadcerts.go) and the join
+// commands with the token and key (phases/init/showjoincommand.go) unless
+// told not to; "skip-*" flags may go with --config
+// (apis/kubeadm/validation ValidateMixedArguments). secrets are the values
+// inside the config (token, certificate key).
 func (r Runner) Init(ctx context.Context, configPath string, secrets ...vmcontext.Secret) error {
-	_, err := r.run(ctx, secrets, "init", "--config", configPath, "--skip-token-print", "--upload-certs")
+	_, err := r.run(ctx, secrets, "init", "--config", configPath, "--upload-certs",
+		"--skip-token-print", "--skip-certificate-key-print")
 	return err
 }
 
 // UploadCerts runs `kubeadm init phase upload-certs --upload-certs --config
-// configPath` on a control plane: the certificates go into the
-// kubeadm-certs Secret again, encrypted with the config's certificateKey,
-// for 2 hours. The key comes in the config because `--certificate-key`
-// cannot be combined with `--config`.
+// configPath --skip-certificate-key-print` on a control plane: the
+// certificates go into the kubeadm-certs Secret again, encrypted with the
+// config's certificateKey, for 2 hours, and the key is not printed (the
+// phase inherits that flag, phases/init/uploadcerts.go; it prints no
+// token). The key comes in the config because `--certificate-key` cannot
+// be combined with `--config`.
 func (r Runner) UploadCerts(ctx context.Context, configPath string, secrets ...vmcontext.Secret) error {
-	_, err := r.run(ctx, secrets, "init", "phase", "upload-certs", "--upload-certs", "--config", configPath)
+	_, err := r.run(ctx, secrets, "init", "phase", "upload-certs", "--upload-certs", "--config", configPath,
+		"--skip-certificate-key-print")
 	return err
 }
 

@@ -23,7 +23,9 @@ func TestRunnerCommands(t *testing.T) {
 		want string
 	}{
 		{"init", func(r Runner) error { return r.Init(ctx, "/etc/onekube/init.yaml", tok) },
-			"kubeadm init --config /etc/onekube/init.yaml --skip-token-print --upload-certs"},
+			"kubeadm init --config /etc/onekube/init.yaml --upload-certs --skip-token-print --skip-certificate-key-print"},
+		{"upload-certs", func(r Runner) error { return r.UploadCerts(ctx, "/var/lib/onekube/upload-certs.yaml", tok) },
+			"kubeadm init phase upload-certs --upload-certs --config /var/lib/onekube/upload-certs.yaml --skip-certificate-key-print"},
 		{"join", func(r Runner) error { return r.Join(ctx, "/etc/onekube/join.yaml", tok) },
 			"kubeadm join --config /etc/onekube/join.yaml"},
 		{"reset", func(r Runner) error { return r.Reset(ctx) }, "kubeadm reset -f"},
@@ -41,6 +43,9 @@ func TestRunnerCommands(t *testing.T) {
 			c := fx.Calls[0]
 			if got := strings.Join(append([]string{c.Name}, c.Args...), " "); got != tc.want {
 				t.Errorf("command = %q, want %q", got, tc.want)
+			}
+			if !c.Scrub {
+				t.Error("kubeadm's output is not scrubbed")
 			}
 			if tc.name != "reset" && (len(c.Secrets) != 1 || c.Secrets[0].Reveal() != testToken) {
 				t.Errorf("secrets not handed to Exec: %d", len(c.Secrets))
@@ -82,6 +87,35 @@ func TestRunnerRedactsFailures(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "couldn't validate the identity") {
 		t.Errorf("kubeadm's message lost: %v", err)
+	}
+}
+
+// A key kubeadm generated itself, which no caller knows, reaching the pipe
+// in pieces: the error carries neither it nor the token of the join command.
+func TestRunnerScrubsWhatItWasNotTold(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	t.Parallel()
+	key := strings.Repeat("8d3c1f0a", 8) // 64 hex digits
+	for _, split := range []int{1, 5, 40} {
+		fx := (&systemtest.FakeExec{}).On("kubeadm init", systemtest.Reply{
+			Stdout: "[upload-certs] Using certificate key:\n" + key + "\n" +
+				"kubeadm join 10.0.0.5:6443 --token " + testToken + " --control-plane --certificate-key " + key + "\n",
+			Code:  -1, // killed: nothing on stderr, the tail is stdout's
+			Split: split,
+		})
+		err := Runner{Exec: fx}.UploadCerts(ctx, "/u.yaml")
+		var ee *system.ExitError
+		if !errors.As(err, &ee) {
+			t.Fatalf("err = %v, want *system.ExitError", err)
+		}
+		if all := err.Error() + ee.Brief(); strings.Contains(all, key) || strings.Contains(all, testToken) {
+			t.Errorf("writes of %d: a secret passed", split)
+		}
+		if !strings.Contains(err.Error(), "Using certificate key: "+vmcontext.Mask) &&
+			!strings.Contains(err.Error(), "Using certificate key:\n"+vmcontext.Mask) {
+			t.Errorf("writes of %d: kubeadm's output lost: %v", split, err)
+		}
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os/exec"
 	"strings"
 	"time"
@@ -24,6 +25,10 @@ type Cmd struct {
 	Env     []string // added to the agent's own environment
 	Stdin   []byte
 	Secrets []vmcontext.Secret
+	// Scrub masks any certificate key and bootstrap token in the output as
+	// it is read (ScrubOutput), so no Result, error or log holds one: set
+	// for kubeadm, whose output may carry keys the caller never passed.
+	Scrub bool
 }
 
 // String renders the command line for logs, secrets masked.
@@ -115,10 +120,10 @@ func (OSExec) Run(ctx context.Context, c Cmd) (Result, error) {
 	if c.Stdin != nil {
 		cmd.Stdin = bytes.NewReader(c.Stdin)
 	}
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
+	out := NewOutput(c)
+	cmd.Stdout, cmd.Stderr = out.Stdout(), out.Stderr()
 	err := cmd.Run()
-	res := Result{Stdout: out.Bytes(), Stderr: errb.Bytes()}
+	res := out.Result() // after Run, whose copying goroutines have ended
 	if err == nil {
 		return res, nil
 	}
@@ -134,6 +139,41 @@ func (OSExec) Run(ctx context.Context, c Cmd) (Result, error) {
 	}
 	// Not started (not on PATH, not executable): the error names the binary only.
 	return res, fmt.Errorf("%s: %w", c.Name, err)
+}
+
+// Output collects what a command writes to stdout and stderr, scrubbed as
+// it is written when the Cmd asks (Cmd.Scrub). Every Exec builds its Result
+// with one, so a fake's output takes the same path as a real process's.
+type Output struct {
+	stdout, stderr bytes.Buffer
+	so, se         io.Writer
+	scrubs         []*scrubWriter
+}
+
+// NewOutput returns an Output for c.
+func NewOutput(c Cmd) *Output {
+	o := &Output{}
+	o.so, o.se = &o.stdout, &o.stderr
+	if c.Scrub {
+		so, se := newScrubWriter(&o.stdout), newScrubWriter(&o.stderr)
+		o.so, o.se, o.scrubs = so, se, []*scrubWriter{so, se}
+	}
+	return o
+}
+
+// Stdout is the writer for the command's standard output.
+func (o *Output) Stdout() io.Writer { return o.so }
+
+// Stderr is the writer for the command's standard error.
+func (o *Output) Stderr() io.Writer { return o.se }
+
+// Result ends the streams (what a scrubber held back is passed on) and
+// returns what they carried. Nothing may be written after it.
+func (o *Output) Result() Result {
+	for _, s := range o.scrubs {
+		_ = s.Flush() // a bytes.Buffer does not fail
+	}
+	return Result{Stdout: o.stdout.Bytes(), Stderr: o.stderr.Bytes()}
 }
 
 // Tail returns the redacted, trimmed end of a result's output, preferring

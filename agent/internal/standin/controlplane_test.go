@@ -58,8 +58,12 @@ func initHA(t *testing.T, log, net string, endpoint string) (*node, string) {
 		p.ControlPlaneEndpoint = endpoint
 		p.CertificateKey = vmcontext.NewSecret(certKey)
 	}))
+	// Without --skip-certificate-key-print the key is printed, as kubeadm
+	// prints it (phases/init/uploadcerts.go).
 	if r := m.run("kubeadm", "init", "--config", cfg, "--upload-certs", "--skip-token-print"); r.code != 0 {
 		t.Fatalf("init: %s", r.stderr)
+	} else if !strings.Contains(r.stdout, "[upload-certs] Using certificate key:\n"+certKey+"\n") {
+		t.Errorf("init did not print the key as kubeadm does:\n%s", r.stdout)
 	}
 	entries := readLog(t, log)
 	return m, entries[len(entries)-1].Hash
@@ -155,8 +159,10 @@ func TestControlPlaneJoinNeedsAStableEndpointAndFreshCerts(t *testing.T) {
 		}
 		return b
 	}())
-	if r := m.run("kubeadm", "init", "phase", "upload-certs", "--upload-certs", "--config", up); r.code != 0 {
+	if r := m.run("kubeadm", "init", "phase", "upload-certs", "--upload-certs", "--config", up, "--skip-certificate-key-print"); r.code != 0 {
 		t.Fatalf("upload-certs: %s", r.stderr)
+	} else if strings.Contains(r.stdout, otherKey) {
+		t.Errorf("upload-certs printed the key despite --skip-certificate-key-print:\n%s", r.stdout)
 	}
 	cp2.run("kubeadm", "reset", "-f")
 	cfg3 := cp2.write("join2.yaml", cpJoinConfig(t, hash, "master-11", "192.0.2.11", "192.0.2.10:6443", otherKey))

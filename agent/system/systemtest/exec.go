@@ -5,6 +5,7 @@ package systemtest
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 
@@ -19,6 +20,9 @@ type Reply struct {
 	// Do runs before the reply is returned, to mimic a command's side
 	// effects (kubeadm init writing ca.crt).
 	Do func(c system.Cmd) error
+	// Split writes Stdout and Stderr in pieces of this many bytes, as reads
+	// from a pipe may deliver them; 0 writes each whole.
+	Split int
 }
 
 // FakeExec answers commands from a script keyed by "name subcommand" (the
@@ -70,7 +74,11 @@ func (f *FakeExec) Run(ctx context.Context, c system.Cmd) (system.Result, error)
 			return system.Result{}, err
 		}
 	}
-	res := system.Result{Stdout: []byte(r.Stdout), Stderr: []byte(r.Stderr)}
+	// Through system.Output, as a real process's output goes.
+	out := system.NewOutput(c)
+	write(out.Stdout(), r.Stdout, r.Split)
+	write(out.Stderr(), r.Stderr, r.Split)
+	res := out.Result()
 	if r.Err != nil {
 		return res, r.Err
 	}
@@ -78,6 +86,17 @@ func (f *FakeExec) Run(ctx context.Context, c system.Cmd) (system.Result, error)
 		return res, system.NewExitError(c, r.Code, res)
 	}
 	return res, nil
+}
+
+func write(w io.Writer, s string, split int) {
+	if split <= 0 {
+		split = len(s)
+	}
+	for len(s) > 0 {
+		n := min(split, len(s))
+		_, _ = w.Write([]byte(s[:n])) // a bytes.Buffer does not fail
+		s = s[n:]
+	}
 }
 
 func (f *FakeExec) next(key string) (Reply, bool) {

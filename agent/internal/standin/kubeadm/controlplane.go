@@ -62,7 +62,7 @@ func uploadCerts(root string, api *env.APIServer, key string, now time.Time) err
 // runUploadCerts is `kubeadm init phase upload-certs --upload-certs
 // --config F` on a control plane.
 func runUploadCerts(args []string, e *env.Entry, out io.Writer) error {
-	o, err := parseFlags("init phase upload-certs", args, "config", "upload-certs")
+	o, err := parseFlags("init phase upload-certs", args, "config", "upload-certs", "skip-certificate-key-print")
 	if err != nil {
 		return err
 	}
@@ -90,7 +90,18 @@ func runUploadCerts(args []string, e *env.Entry, out io.Writer) error {
 		return inPhase("upload-certs", err)
 	}
 	fmt.Fprintln(out, "[upload-certs] Storing the certificates in Secret \"kubeadm-certs\" in the \"kube-system\" Namespace")
+	printKey(out, o, c.init.certKey)
 	return nil
+}
+
+// printKey prints the certificate key as kubeadm's upload-certs phase does
+// unless --skip-certificate-key-print
+// (cmd/kubeadm/app/cmd/phases/init/uploadcerts.go), so a caller that
+// forgets the flag shows in the output.
+func printKey(out io.Writer, o options, key string) {
+	if !o.skipKeyPrint {
+		fmt.Fprintf(out, "[upload-certs] Using certificate key:\n%s\n", key)
+	}
 }
 
 // joinControlPlane does the control-plane half of a join on root, against

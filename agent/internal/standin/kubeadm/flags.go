@@ -12,6 +12,7 @@ import (
 type options struct {
 	config         string
 	skipTokenPrint bool
+	skipKeyPrint   bool
 	uploadCerts    bool
 	force          bool
 	output         string
@@ -26,6 +27,7 @@ func parseFlags(cmd string, args []string, allowed ...string) (options, error) {
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&o.config, "config", "", "")
 	fs.BoolVar(&o.skipTokenPrint, "skip-token-print", false, "")
+	fs.BoolVar(&o.skipKeyPrint, "skip-certificate-key-print", false, "")
 	fs.BoolVar(&o.uploadCerts, "upload-certs", false, "")
 	fs.BoolVar(&o.force, "f", false, "")
 	fs.BoolVar(&o.force, "force", false, "")

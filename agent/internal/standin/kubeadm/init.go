@@ -15,7 +15,7 @@ import (
 )
 
 func runInit(args []string, e *env.Entry, out io.Writer) error {
-	o, err := parseFlags("init", args, "config", "skip-token-print", "upload-certs", "ignore-preflight-errors")
+	o, err := parseFlags("init", args, "config", "skip-token-print", "skip-certificate-key-print", "upload-certs", "ignore-preflight-errors")
 	if err != nil {
 		return err
 	}
@@ -94,6 +94,7 @@ func runInit(args []string, e *env.Entry, out io.Writer) error {
 			return inPhase("upload-certs", err)
 		}
 		e.Uploaded = true
+		printKey(out, o, ic.certKey)
 	}
 	if err := env.StartAPIServer(root, endpoint); err != nil {
 		return err

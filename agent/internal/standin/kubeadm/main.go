@@ -9,8 +9,8 @@
 // server of the host at its apiServerEndpoint, pins its CA, and registers
 // its Node there, refusing a name a Ready Node already has.
 //
-//	kubeadm init --config F [--skip-token-print] [--upload-certs] [--ignore-preflight-errors L]
-//	kubeadm init phase upload-certs --upload-certs --config F
+//	kubeadm init --config F [--skip-token-print] [--skip-certificate-key-print] [--upload-certs] [--ignore-preflight-errors L]
+//	kubeadm init phase upload-certs --upload-certs --config F [--skip-certificate-key-print]
 //	kubeadm join --config F [--ignore-preflight-errors L]
 //	kubeadm reset -f
 //	kubeadm version [-o short]
