@@ -19,6 +19,8 @@ PKG_VERSION=$(packaging/version.sh)
 UNIT=onekube-bootstrap.service
 # Enabled by postinstall; they do nothing until bootstrap succeeded.
 LIVE_UNITS=(onekube-serve.service onekube-node.service)
+# Installed, not enabled: onekube-node.service pulls it in (Wants=).
+PULLED_UNITS=(onekube-uncordon.service)
 
 need_root
 need_tools debootstrap=debootstrap rpm=rpm shellcheck=shellcheck
@@ -89,7 +91,7 @@ check_mode() {
 check_mode /usr/bin/onekube-agent 755 root:root
 check_mode /usr/bin/onekubed 755 root:root
 check_mode /usr/bin/onekube-flow 755 root:root
-for u in $UNIT "${LIVE_UNITS[@]}"; do
+for u in $UNIT "${LIVE_UNITS[@]}" "${PULLED_UNITS[@]}"; do
 	check_mode "/usr/lib/systemd/system/$u" 644 root:root
 	cmp -s "packaging/systemd/$u" "$root/usr/lib/systemd/system/$u" || fail "installed $u differs from packaging/systemd"
 done
@@ -101,6 +103,10 @@ check_mode /usr/share/onekube/cni 755 root:root
 for u in "${LIVE_UNITS[@]}"; do
 	[[ -L $root/etc/systemd/system/multi-user.target.wants/$u ]] || fail "installing the package must enable $u"
 done
+for u in "${PULLED_UNITS[@]}"; do
+	[[ ! -e $root/etc/systemd/system/multi-user.target.wants/$u ]] || fail "installing the package must not enable $u"
+	grep -qx "Wants=$u" packaging/systemd/onekube-node.service || fail "onekube-node.service does not pull in $u"
+done
 # The git version is stamped with -ldflags: `--version` (cobra's flag) or the
 # `version` subcommand must print it.
 for b in onekube-agent onekubed onekube-flow; do
@@ -110,7 +116,7 @@ for b in onekube-agent onekubed onekube-flow; do
 done
 # Every program a unit runs is installed (verify below ignores "is not
 # executable": the stand-in units name programs the root lacks).
-for u in $UNIT onekube-lb.service "${LIVE_UNITS[@]}"; do
+for u in $UNIT onekube-lb.service "${LIVE_UNITS[@]}" "${PULLED_UNITS[@]}"; do
 	while read -r p; do
 		[[ -x $root$p ]] || fail "$u runs $p, which the package does not install"
 	done < <(sed -n 's/^Exec[A-Za-z]*=[-@:+!]*\(\/[^ ]*\).*/\1/p' "packaging/systemd/$u")
@@ -132,7 +138,7 @@ verify() {
 	chroot "$root" env SYSTEMD_LOG_LEVEL=notice systemd-analyze verify --man=no "$@" 2>&1 |
 		grep -v -e 'is not executable' -e 'Failed to open /dev/tty' || true
 }
-out=$(verify /usr/lib/systemd/system/$UNIT "${LIVE_UNITS[@]/#//usr/lib/systemd/system/}" /usr/lib/systemd/system/multi-user.target)
+out=$(verify /usr/lib/systemd/system/$UNIT "${LIVE_UNITS[@]/#//usr/lib/systemd/system/}" "${PULLED_UNITS[@]/#//usr/lib/systemd/system/}" /usr/lib/systemd/system/multi-user.target)
 [[ -z $out ]] || fail "systemd-analyze verify: $out"
 # Control: the same unit with default dependencies must produce the cycle
 # through one-context.service (After=multi-user.target) that the unit's

@@ -19,23 +19,32 @@ const (
 )
 
 // Balancer forwards each accepted connection to one healthy backend, round
-// robin, trying the next when a dial fails. It closes the connections of a
-// backend that turned unhealthy or was removed, so clients (kubelets'
-// watches) reconnect through a live one at once instead of waiting out TCP
-// timeouts against a dead host.
+// robin, trying the next when a dial fails. Healthy means ready: /readyz
+// answers 200 (probe.go). It closes the connections of a backend that
+// turned unhealthy or was removed, so clients (kubelets' watches)
+// reconnect through a ready one at once instead of waiting out TCP
+// timeouts against a dead host, or watching an API server whose etcd is
+// gone, which serves from its cache and never moves on.
 type Balancer struct {
 	Log         *slog.Logger
 	DialTimeout time.Duration
+	// CAFile is the cluster CA (/etc/kubernetes/pki/ca.crt), pinned by
+	// the readiness probe; until it exists the probe is a TCP connect.
+	CAFile string
+	// ProbeTimeout bounds one probe (DefaultProbeTimeout when zero).
+	ProbeTimeout time.Duration
 
 	mu       sync.Mutex
 	backends map[string]*backend
 	next     int
 	dialer   net.Dialer
+	probes   *prober
 }
 
 type backend struct {
 	addr    string
 	healthy bool
+	fails   int // failed probes in a row
 	conns   map[net.Conn]struct{}
 }
 
@@ -89,7 +98,9 @@ func (b *Balancer) Backends() map[string]bool {
 
 // order is the backends to try for one connection: the healthy ones from
 // the round-robin position, then the unhealthy ones (a health mark may be
-// stale; trying costs one dial timeout).
+// stale; trying costs one dial timeout). An unready backend thus gets a
+// new connection only when no ready one accepts it: a lone master that
+// lost etcd still serves what its cache holds, which beats refusing.
 func (b *Balancer) order() []string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -113,7 +124,7 @@ func (b *Balancer) order() []string {
 
 // setHealth marks a backend; a backend turning unhealthy loses its
 // connections.
-func (b *Balancer) setHealth(addr string, ok bool) {
+func (b *Balancer) setHealth(addr string, ok bool, why string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	be := b.backends[addr]
@@ -125,7 +136,7 @@ func (b *Balancer) setHealth(addr string, ok bool) {
 		b.log().Info("backend up", "backend", addr)
 		return
 	}
-	b.log().Warn("backend down; closing its connections", "backend", addr, "connections", len(be.conns))
+	b.log().Warn("backend down; closing its connections", "backend", addr, "connections", len(be.conns), "why", why)
 	closeAll(be)
 }
 
@@ -160,7 +171,7 @@ func (b *Balancer) dial(ctx context.Context) (net.Conn, string, error) {
 		if err == nil {
 			return c, a, nil
 		}
-		b.setHealth(a, false)
+		b.setHealth(a, false, err.Error())
 		errs = append(errs, err)
 		if ctx.Err() != nil {
 			break

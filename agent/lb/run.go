@@ -21,6 +21,8 @@ type Options struct {
 	ConfigFile string
 	// Kubeconfig is the credential the Follower reads endpoints with.
 	Kubeconfig string
+	// CAFile is the cluster CA the readiness probe pins (Balancer.CAFile).
+	CAFile string
 	// HealthEvery, FollowEvery and ReloadEvery pace the loops (defaults
 	// 2 s, 10 s, 1 s).
 	HealthEvery, FollowEvery, ReloadEvery time.Duration
@@ -44,7 +46,7 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", o.Listen, err)
 	}
-	b := &Balancer{Log: o.Log}
+	b := &Balancer{Log: o.Log, CAFile: o.CAFile}
 	w := &fileWatch{path: o.ConfigFile, b: b, log: o.Log}
 	w.reload()
 	f := &Follower{Balancer: b, Kubeconfig: o.Kubeconfig, Endpoint: o.Listen}

@@ -146,29 +146,6 @@ func cordon(ctx context.Context, cs kubernetes.Interface, node *corev1.Node) (bo
 	return true, nil
 }
 
-// Uncordon undoes a drain-only leave once the VM is back: only a cordon
-// leave made (its annotation) is lifted, never an operator's.
-func Uncordon(ctx context.Context, cs kubernetes.Interface, name string) (bool, error) {
-	node, err := cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("reading node %s: %w", name, err)
-	}
-	if _, ours := node.Annotations[AnnotationCordoned]; !ours {
-		return false, nil
-	}
-	patch, _ := json.Marshal(map[string]any{
-		"metadata": map[string]any{"annotations": map[string]any{AnnotationCordoned: nil}},
-		"spec":     map[string]any{"unschedulable": false},
-	})
-	if _, err := cs.CoreV1().Nodes().Patch(ctx, name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}); err != nil {
-		return false, fmt.Errorf("uncordoning node %s: %w", name, err)
-	}
-	return true, nil
-}
-
 // podsToEvict is drain's choice of pods, made without reading DaemonSets
 // (which a node may not): static pods end with the VM and DaemonSet pods
 // tolerate the cordon, so both stay; every other pod is evicted, emptyDir

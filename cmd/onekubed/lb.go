@@ -23,8 +23,8 @@ import (
 
 // lbFlags are the flags of `onekubed lb`.
 type lbFlags struct {
-	root, contextFile, listen, config, kubeconfig string
-	log                                           agentcli.LogFlags
+	root, contextFile, listen, config, kubeconfig, caFile string
+	log                                                   agentcli.LogFlags
 }
 
 func newLBCommand(stderr io.Writer) *cobra.Command {
@@ -36,6 +36,9 @@ func newLBCommand(stderr io.Writer) *cobra.Command {
 			"cluster's controlPlaneEndpoint when ONEAPP_K8S_CONTROL_PLANE_EP is empty. Its\n" +
 			"backends come from lb.json (seeded by bootstrap from OneGate), then from the API\n" +
 			"servers' own list (the endpoints default/kubernetes), read with kubelet.conf.\n" +
+			"A backend gets new connections while GET /readyz answers 200 (every 2 s, the\n" +
+			"cluster CA pinned; a TCP connect until the CA exists); one that turns unready\n" +
+			"has its connections closed.\n" +
 			"With ONEAPP_K8S_CONTROL_PLANE_EP set, it exits at once: the user's endpoint is used.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -55,6 +58,7 @@ func newLBCommand(stderr io.Writer) *cobra.Command {
 	fl.StringVar(&f.listen, "listen", vmcontext.LocalBalancer, "address to balance on (the controlPlaneEndpoint)")
 	fl.StringVar(&f.config, "config", lbconfig.ConfigFile, "backends file (under --root)")
 	fl.StringVar(&f.kubeconfig, "kubeconfig", agent.KubeletConfFile, "credential to read the endpoints default/kubernetes with (under --root)")
+	fl.StringVar(&f.caFile, "ca-file", agent.CACertFile, "cluster CA the readiness probe pins (under --root; until it exists the probe is a TCP connect)")
 	f.log.Register(fl)
 	return cmd
 }
@@ -76,6 +80,7 @@ func runLB(ctx context.Context, f lbFlags, log *slog.Logger) error {
 		Listen:     f.listen,
 		ConfigFile: root.Path(f.config),
 		Kubeconfig: root.Path(f.kubeconfig),
+		CAFile:     root.Path(f.caFile),
 		Log:        log,
 		Ready:      func() { _, _ = daemon.SdNotify(false, daemon.SdNotifyReady) },
 	})

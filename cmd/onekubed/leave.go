@@ -24,7 +24,7 @@ type leaveFlags struct {
 	root, contextFile, kubeconfig string
 	oneGateCAFile                 string
 	mode                          string
-	budget                        time.Duration
+	budget, uncordonFor           time.Duration
 	uncordon                      bool
 	log                           agentcli.LogFlags
 }
@@ -37,8 +37,9 @@ func newLeaveCommand(stdout, stderr io.Writer) *cobra.Command {
 		Long: "leave asks OneGate why the VM stops. Terminate (LCM_STATE SHUTDOWN): cordon, drain\n" +
 			"honouring PodDisruptionBudgets, and delete the Node (a master keeps it for the acting\n" +
 			"master, which removes its etcd member first). Poweroff or undeploy: cordon and drain\n" +
-			"only; --uncordon at the next boot undoes it. A guest reboot: nothing. It uses the\n" +
-			"node's own credential and fits KVM's 180 s shutdown timeout (--budget).\n\n" +
+			"only; --uncordon at the next boot undoes it, waiting for the API server to answer\n" +
+			"(--uncordon-for). A guest reboot: nothing. It uses the node's own credential and\n" +
+			"fits KVM's 180 s shutdown timeout (--budget).\n\n" +
 			"To remove one chosen node: `kubectl drain <node>`, then `onevm terminate <vmid>`;\n" +
 			"OneFlow lowers the role's cardinality.",
 		Args: cobra.NoArgs,
@@ -60,7 +61,8 @@ func newLeaveCommand(stdout, stderr io.Writer) *cobra.Command {
 	fl.StringVar(&f.kubeconfig, "kubeconfig", leave.KubeletConfig, "this node's own credential (under --root)")
 	fl.StringVar(&f.mode, "mode", "auto", "auto (from OneGate's LCM_STATE), terminate, drain or none")
 	fl.DurationVar(&f.budget, "budget", leave.DefaultBudget, "deadline of the whole leave (KVM destroys the VM 180 s after the ACPI shutdown)")
-	fl.BoolVar(&f.uncordon, "uncordon", false, "undo a drain-only leave: lift the cordon leave made (onekube-node.service's ExecStart)")
+	fl.BoolVar(&f.uncordon, "uncordon", false, "undo a drain-only leave: lift the cordon leave made (onekube-uncordon.service, at boot)")
+	fl.DurationVar(&f.uncordonFor, "uncordon-for", leave.DefaultUncordonFor, "with --uncordon: how long to retry until the API server answers (1 s doubling to 30 s)")
 	f.log.Register(fl)
 	return cmd
 }
@@ -95,9 +97,7 @@ func runLeave(ctx context.Context, f leaveFlags, stdout io.Writer, log *slog.Log
 	}
 	log = log.With("node", node)
 	if f.uncordon {
-		ctx, cancel := context.WithTimeout(ctx, time.Minute)
-		defer cancel()
-		lifted, err := leave.Uncordon(ctx, cs, node)
+		lifted, err := leave.UncordonAtBoot(ctx, cs, node, leave.Retry{For: f.uncordonFor, Log: log})
 		if err != nil {
 			return err
 		}

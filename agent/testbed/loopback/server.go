@@ -207,6 +207,16 @@ func (s *Server) Logs() string {
 	return b.String()
 }
 
+// StopEtcd stops etcd alone: the API server keeps accepting connections
+// with its storage gone (readiness tests).
+func (s *Server) StopEtcd() {
+	for _, p := range s.procs {
+		if p.name == "etcd" {
+			p.stop(10 * time.Second)
+		}
+	}
+}
+
 // Stop ends every process, the API server first.
 func (s *Server) Stop() {
 	for i := len(s.procs) - 1; i >= 0; i-- {
