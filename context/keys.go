@@ -125,6 +125,10 @@ const (
 	// KeyPubWaiting lists, space separated, the VMs of the service that
 	// wait to join (no Node yet), as the acting master sees them.
 	KeyPubWaiting = "ONEGATE_K8S_WAITING"
+	// KeyPubGivenUp lists, space separated, the VMs the acting master no
+	// longer counts as waiting: they waited to join longer than serve's
+	// wait limit, and no join token is kept for them.
+	KeyPubGivenUp = "ONEGATE_K8S_GIVEN_UP"
 	// KeyPubNodesWithoutVM lists, space separated, the Nodes whose VM is
 	// gone and that the acting master deletes after its grace period.
 	KeyPubNodesWithoutVM = "ONEGATE_K8S_NODES_WITHOUT_VM"

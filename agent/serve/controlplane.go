@@ -84,12 +84,13 @@ type ControlPlane struct {
 	MasterRole string
 	// InitKey, when set, returns the key kubeadm init uploaded on this
 	// master and a time no later than the upload, so the first joins need
-	// no second upload.
+	// no second upload. It is trusted in the first term only (NewTerm).
 	InitKey func() (vmcontext.Secret, time.Time, bool)
 	// Dial connects to a joining master's presentation (nil: a
 	// net.Dialer; the simulated cluster maps addresses).
 	Dial certgrant.Dialer
 
+	terms    int // terms begun (NewTerm); 0 without an elector
 	started  bool
 	key      vmcontext.Secret
 	uploaded time.Time
@@ -107,7 +108,10 @@ type ControlPlane struct {
 	pendingSince time.Time
 }
 
-var _ Loop = (*ControlPlane)(nil)
+var (
+	_ Loop       = (*ControlPlane)(nil)
+	_ TermScoped = (*ControlPlane)(nil)
+)
 
 // Name implements Loop.
 func (c *ControlPlane) Name() string { return "controlplane" }
@@ -115,6 +119,20 @@ func (c *ControlPlane) Name() string { return "controlplane" }
 // Report implements Reporter.
 func (c *ControlPlane) Report() any {
 	return map[string]any{"joining_vm": c.joining, "granted": c.grant != "", "waiting": c.waiting, "etcd": c.etcd, "etcd_error": c.etcdErr}
+}
+
+// NewTerm implements TermScoped. Between two terms another master may have
+// acted: uploaded the certificates again under a key this one never saw
+// (the upload replaces kubeadm-certs, so the key held here no longer
+// decrypts it; kubeadm init's included) and changed what is published.
+// So nothing learnt is carried over: the first tick reads back what this
+// master publishes, and the first grant uploads afresh. tokenID stays, to
+// delete the token of this master's grant if it is withdrawn.
+func (c *ControlPlane) NewTerm() {
+	c.terms++
+	c.started = false
+	c.key, c.uploaded = vmcontext.Secret{}, time.Time{}
+	c.joining, c.pendingSince = 0, time.Time{}
 }
 
 // Tick implements Loop.
@@ -126,7 +144,7 @@ func (c *ControlPlane) Tick(ctx context.Context) (time.Duration, error) {
 		}
 		ut := vm.UserTemplate
 		c.grant, c.etcd, c.etcdErr = ut[vmcontext.KeyPubCertKey], ut[vmcontext.KeyPubEtcd], ut[vmcontext.KeyPubEtcdError]
-		if c.InitKey != nil {
+		if c.InitKey != nil && c.terms <= 1 {
 			c.key, c.uploaded, _ = c.InitKey()
 		}
 		c.started = true

@@ -48,7 +48,7 @@ func TestIdleOneGateCostPerHour(t *testing.T) {
 	t.Logf("one idle hour: %d OneGate requests %v; ticks %v", total, og.calls, ticks)
 	// 120 tokens ticks of one GET /service each (cleanup rides on them),
 	// plus the reads of what this VM shows once per start (presence,
-	// publish, the three mirrors) and presence's one PUT.
+	// publish, the four mirrors) and presence's one PUT.
 	if og.count("GetService") != 120 || og.count("GetVMByID") != 0 || total > 130 {
 		t.Errorf("idle cost %d requests/h (%v), want 120 GET /service and a few start-up reads", total, og.calls)
 	}

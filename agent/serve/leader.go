@@ -15,6 +15,8 @@ import (
 type Elector interface {
 	// Run campaigns until ctx ends. lead runs for each term, with a context
 	// that ends when the term ends; observed reports the current leader.
+	// A term's lead may still be returning when the next term's starts
+	// (client-go's does not wait for it); the Runner makes them take turns.
 	Run(ctx context.Context, lead func(term context.Context), observed func(leader string))
 	Identity() string
 }

@@ -21,6 +21,14 @@ type Reporter interface {
 	Report() any
 }
 
+// TermScoped is implemented by LeaderOnly loops that keep state valid only
+// while this master acts. Between two terms another master may have acted
+// and changed what the state stood for, so the runner calls NewTerm
+// before a term's first tick, once the last term's ticks have returned.
+type TermScoped interface {
+	NewTerm()
+}
+
 // Spec places a loop in the Runner.
 type Spec struct {
 	Loop Loop

@@ -85,19 +85,44 @@ func (r *Runner) defaults() {
 }
 
 // campaign runs the election for as long as ctx lives; each term runs the
-// leader loops under a context that ends with the term.
+// leader loops under a context that ends with the term. Terms take turns:
+// client-go starts each term in a goroutine and, when the lease is lost,
+// cancels it without waiting for it to return (LeaderElector.Run in
+// k8s.io/client-go/tools/leaderelection/leaderelection.go), so the next
+// term, the lease won back a moment later, could start beside a tick of
+// the last one still finishing past its context's end.
 func (r *Runner) campaign(ctx context.Context, loops []Spec) {
+	var turn sync.Mutex // held while a term's loops run
 	r.Elector.Run(ctx, func(term context.Context) {
-		r.Log.Info("acting for the cluster", "identity", r.Elector.Identity())
-		r.Status.setActing(true, r.Elector.Identity())
-		var wg sync.WaitGroup
-		for _, s := range loops {
-			wg.Go(func() { r.runLoop(term, s) })
+		turn.Lock()
+		defer turn.Unlock()
+		if term.Err() != nil {
+			return // ended while the last term's loops were returning
 		}
-		wg.Wait()
-		r.Status.setActing(false, "")
-		r.Log.Info("no longer acting", "identity", r.Elector.Identity())
+		r.runTerm(term, loops)
 	}, func(leader string) { r.Status.setLeader(leader) })
+	// The last term's loops have returned before Run does.
+	turn.Lock()
+	defer turn.Unlock()
+}
+
+// runTerm runs the leader loops until the term ends and every one of them
+// returned; loops with per-term state start the term afresh.
+func (r *Runner) runTerm(term context.Context, loops []Spec) {
+	r.Log.Info("acting for the cluster", "identity", r.Elector.Identity())
+	for _, s := range loops {
+		if ts, ok := s.Loop.(TermScoped); ok {
+			ts.NewTerm()
+		}
+	}
+	r.Status.setActing(true, r.Elector.Identity())
+	var wg sync.WaitGroup
+	for _, s := range loops {
+		wg.Go(func() { r.runLoop(term, s) })
+	}
+	wg.Wait()
+	r.Status.setActing(false, "")
+	r.Log.Info("no longer acting", "identity", r.Elector.Identity())
 }
 
 // runLoop ticks one loop until ctx ends. A panic in a tick is an error

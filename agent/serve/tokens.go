@@ -33,8 +33,13 @@ import (
 // starts waiting during the grace gets the token back. The token `kubeadm init` made carries onekube's description, so
 // it is adopted like any other.
 //
-// The waiting VMs are published as ONEGATE_K8S_WAITING (on a change), for
-// `onekube-flow status`.
+// A VM waits for at most WaitLimit (waitClocks): past it, it counts as
+// waiting no more, and neither does the service's growth, which a VM that
+// never becomes READY prolongs forever (OneFlow keeps the service
+// DEPLOYING or SCALING until every VM is).
+//
+// The waiting VMs are published as ONEGATE_K8S_WAITING and the given-up
+// ones as ONEGATE_K8S_GIVEN_UP (on a change), for `onekube-flow status`.
 //
 // Cost on OneGate: one GET /service per tick, plus one GET /vms/:id per
 // VM without a Node (or whose kubelet went silent) every VerdictAge. Ticks are Fast while someone waits
@@ -54,11 +59,17 @@ type Tokens struct {
 	// RetireGrace is how long a retired token's Secret outlives its
 	// erasure from OneGate.
 	RetireGrace time.Duration
+	// WaitLimit is how long a VM may wait to join (DefaultWaitLimit).
+	WaitLimit time.Duration
 
-	verdicts map[int]verdict
-	waiting  []int
-	shown    keyMirror
-	report   TokensReport
+	verdicts     map[int]verdict
+	clocks       waitClocks
+	growingSince time.Time // serve's first sight of the service growing
+	waiting      []int
+	givenUp      []int
+	shown        keyMirror
+	shownGivenUp keyMirror
+	report       TokensReport
 }
 
 // Defaults of the tokens loop.
@@ -72,13 +83,15 @@ const (
 )
 
 type verdict struct {
-	why string // "" waits
-	at  time.Time
+	why     string // "" waits
+	started bool   // oned has run the VM (runStarted)
+	at      time.Time
 }
 
 var (
-	_ Loop     = (*Tokens)(nil)
-	_ Reporter = (*Tokens)(nil)
+	_ Loop       = (*Tokens)(nil)
+	_ Reporter   = (*Tokens)(nil)
+	_ TermScoped = (*Tokens)(nil)
 )
 
 // Name implements Loop.
@@ -103,7 +116,9 @@ func (t *Tokens) Tick(ctx context.Context) (time.Duration, error) {
 	if err != nil {
 		return 0, err
 	}
-	waiting, notWaiting := t.waiters(ctx, svc, nodes, now)
+	w := t.waiters(ctx, svc, nodes, now)
+	waiting := w.waiting
+	growing := t.growing(svc, now)
 	toks, err := ownedTokens(ctx, t.Client)
 	if err != nil {
 		return 0, err
@@ -112,7 +127,16 @@ func (t *Tokens) Tick(ctx context.Context) (time.Duration, error) {
 		t.Log.Info("VMs waiting to join", "vms", waiting)
 		t.waiting = waiting
 	}
+	if givenUp := w.givenUpIDs(); !slices.Equal(givenUp, t.givenUp) {
+		if len(givenUp) > 0 {
+			t.Log.Warn("VMs waited to join longer than the limit; no join token is kept for them", "vms", givenUp, "limit", t.WaitLimit)
+		}
+		t.givenUp = givenUp
+	}
 	if err := t.shown.set(ctx, t.OneGate, joinInts(waiting)); err != nil {
+		return 0, err
+	}
+	if err := t.shownGivenUp.set(ctx, t.OneGate, joinInts(t.givenUp)); err != nil {
 		return 0, err
 	}
 	var live []kubeadm.OwnedToken
@@ -129,7 +153,7 @@ func (t *Tokens) Tick(ctx context.Context) (time.Duration, error) {
 	}
 	next := t.Fast
 	switch {
-	case len(waiting) == 0 && !svc.growing():
+	case len(waiting) == 0 && !growing:
 		next = t.Idle
 		for _, tk := range live {
 			switch {
@@ -170,18 +194,37 @@ func (t *Tokens) Tick(ctx context.Context) (time.Duration, error) {
 		}
 		next = min(next, cur.Expires.Sub(now)-refreshBefore(t.TTL))
 	}
-	t.report = TokensReport{Waiting: waiting, NotWaiting: notWaiting, Growing: svc.growing(), Tokens: len(live)}
+	t.report = TokensReport{Waiting: waiting, WaitingSince: w.since, GivenUp: w.givenUp, WaitLimit: t.WaitLimit.String(),
+		NotWaiting: w.notWaiting, Growing: growing, Tokens: len(live)}
 	if cur, ok := current(live, now); ok {
 		t.report.TokenExpires = cur.Expires.UTC()
 	}
 	return next, nil
 }
 
-// waiters splits the VMs without a Node into those that wait and those
-// that do not (with why), reading each VM at most every VerdictAge.
-func (t *Tokens) waiters(ctx context.Context, svc serviceView, nodes map[int]corev1.Node, now time.Time) ([]int, map[string]string) {
-	var waiting []int
-	notWaiting := map[string]string{}
+// waitView is one tick's verdict on the VMs without a live Node.
+type waitView struct {
+	waiting    []int
+	since      map[string]time.Time // of the waiting VMs whose clock runs
+	givenUp    map[string]time.Time // past the limit: when they started waiting
+	notWaiting map[string]string    // why the others wait for nothing
+}
+
+func (w waitView) givenUpIDs() []int {
+	var ids []int
+	for s := range w.givenUp {
+		id, _ := strconv.Atoi(s)
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// waiters splits the VMs without a Node into those that wait, those that
+// waited past the limit, and those that do not wait (with why), reading
+// each VM at most every VerdictAge.
+func (t *Tokens) waiters(ctx context.Context, svc serviceView, nodes map[int]corev1.Node, now time.Time) waitView {
+	w := waitView{since: map[string]time.Time{}, givenUp: map[string]time.Time{}, notWaiting: map[string]string{}}
 	seen := map[int]bool{}
 	for _, id := range sortedKeys(svc.Roles) {
 		// A Node whose kubelet reports (Ready or not: a node waits for its
@@ -194,23 +237,34 @@ func (t *Tokens) waiters(ctx context.Context, svc serviceView, nodes map[int]cor
 			continue
 		}
 		seen[id] = true
+		key := strconv.Itoa(id)
 		v, ok := t.verdicts[id]
 		if !ok || now.Sub(v.at) >= t.VerdictAge {
 			vm, err := t.OneGate.GetVMByID(ctx, id)
 			if err != nil {
 				// Unknown: count it as waiting, which at worst mints a
-				// token early; read it again next tick.
+				// token early, and its clock as running; read it again
+				// next tick.
 				t.Log.Warn("reading a VM without a Node failed; counting it as waiting", "vm", id, "error", err)
-				waiting = append(waiting, id)
-				continue
+				v = verdict{started: true}
+			} else {
+				v = verdict{why: whyNotWaiting(vm), started: runStarted(vm), at: now}
+				t.verdicts[id] = v
 			}
-			v = verdict{why: whyNotWaiting(vm), at: now}
-			t.verdicts[id] = v
 		}
-		if v.why == "" {
-			waiting = append(waiting, id)
-		} else {
-			notWaiting[strconv.Itoa(id)] = v.why
+		if v.why != "" {
+			w.notWaiting[key] = v.why
+			continue
+		}
+		since := t.clocks.observe(id, v.started, now)
+		switch {
+		case since.IsZero():
+			w.waiting = append(w.waiting, id)
+		case now.Sub(since) >= t.WaitLimit:
+			w.givenUp[key] = since.UTC()
+		default:
+			w.waiting = append(w.waiting, id)
+			w.since[key] = since.UTC()
 		}
 	}
 	for id := range t.verdicts {
@@ -218,10 +272,38 @@ func (t *Tokens) waiters(ctx context.Context, svc serviceView, nodes map[int]cor
 			delete(t.verdicts, id)
 		}
 	}
-	if len(notWaiting) == 0 {
-		notWaiting = nil
+	t.clocks.keep(seen)
+	for _, m := range []*map[string]time.Time{&w.since, &w.givenUp} {
+		if len(*m) == 0 {
+			*m = nil
+		}
 	}
-	return waiting, notWaiting
+	if len(w.notWaiting) == 0 {
+		w.notWaiting = nil
+	}
+	return w
+}
+
+// growing: OneFlow is creating VMs, a new one may appear at any moment and
+// the token is kept for it; but for no longer than WaitLimit, since a VM
+// that never becomes READY keeps the service growing forever.
+func (t *Tokens) growing(svc serviceView, now time.Time) bool {
+	if !svc.growing() {
+		t.growingSince = time.Time{}
+		return false
+	}
+	if t.growingSince.IsZero() {
+		t.growingSince = now
+	}
+	return now.Sub(t.growingSince) < t.WaitLimit
+}
+
+// NewTerm implements TermScoped: what was read of the VMs and of this
+// master's published keys may have changed while another master acted.
+// The wait clocks stay: a change of term must not give a VM a new limit.
+func (t *Tokens) NewTerm() {
+	t.verdicts = nil
+	t.shown.known, t.shownGivenUp.known = false, false
 }
 
 func (t *Tokens) defaults() {
@@ -246,10 +328,14 @@ func (t *Tokens) defaults() {
 	if t.RetireGrace <= 0 {
 		t.RetireGrace = DefaultRetireGrace
 	}
+	if t.WaitLimit <= 0 {
+		t.WaitLimit = DefaultWaitLimit
+	}
 	if t.verdicts == nil {
 		t.verdicts = map[int]verdict{}
 	}
 	t.shown.key = vmcontext.KeyPubWaiting
+	t.shownGivenUp.key = vmcontext.KeyPubGivenUp
 }
 
 // Report implements Reporter.

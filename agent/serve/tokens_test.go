@@ -68,7 +68,9 @@ func TestTokensLifecycle(t *testing.T) {
 	og.add("master", 10, nil)
 	addNode(t, cs, "master-10", 10)
 	og.state = onegate.ServiceDeploying
-	tk := &Tokens{OneGate: og, Client: cs, Clock: clock}
+	// Worker 11 waits past an hour here: the wait limit is not this
+	// test's subject (TestTokensWaitLimit).
+	tk := &Tokens{OneGate: og, Client: cs, Clock: clock, WaitLimit: 24 * time.Hour}
 
 	// Deploying, nobody waits yet: init's token is kept, ticks are fast.
 	if next := mustTick(t, tk); next != DefaultTokensFast {

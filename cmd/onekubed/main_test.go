@@ -16,18 +16,19 @@ func TestExitCodes(t *testing.T) {
 		code int
 		out  string // substring of stdout+stderr
 	}{
-		"version":                   {[]string{"version"}, agentcli.ExitOK, ""},
-		"--version":                 {[]string{"--version"}, agentcli.ExitOK, "devel"},
-		"unknown command":           {[]string{"bootstrap"}, agentcli.ExitUsage, "unknown command"},
-		"serve bad flag":            {[]string{"serve", "--cleanup-grace", "soon"}, agentcli.ExitUsage, "cleanup-grace"},
-		"serve bad log level":       {[]string{"serve", "--log-level", "loud", "--root", root}, agentcli.ExitUsage, "--log-level"},
-		"serve before bootstrap":    {[]string{"serve", "--root", root, "--log-format", "text"}, agentcli.ExitFailure, "bootstrap has not finished"},
-		"lb bad log format":         {[]string{"lb", "--log-format", "xml", "--root", root}, agentcli.ExitUsage, "log format"},
-		"lb stray argument":         {[]string{"lb", "x"}, agentcli.ExitUsage, "unknown command"},
-		"leave bad flag":            {[]string{"leave", "--budget", "soon"}, agentcli.ExitUsage, "budget"},
-		"leave before bootstrap":    {[]string{"leave", "--root", root, "--log-format", "text"}, agentcli.ExitOK, "nothing to leave"},
-		"leave uncordon, no state":  {[]string{"leave", "--uncordon", "--root", root, "--log-format", "text"}, agentcli.ExitOK, "nothing to leave"},
-		"help names the subcommand": {[]string{"--help"}, agentcli.ExitOK, "serve"},
+		"version":                       {[]string{"version"}, agentcli.ExitOK, ""},
+		"--version":                     {[]string{"--version"}, agentcli.ExitOK, "devel"},
+		"unknown command":               {[]string{"bootstrap"}, agentcli.ExitUsage, "unknown command"},
+		"serve bad flag":                {[]string{"serve", "--cleanup-grace", "soon"}, agentcli.ExitUsage, "cleanup-grace"},
+		"serve bad log level":           {[]string{"serve", "--log-level", "loud", "--root", root}, agentcli.ExitUsage, "--log-level"},
+		"serve wait limit not positive": {[]string{"serve", "--wait-limit", "0s", "--root", root}, agentcli.ExitUsage, "--wait-limit must be positive"},
+		"serve before bootstrap":        {[]string{"serve", "--root", root, "--log-format", "text"}, agentcli.ExitFailure, "bootstrap has not finished"},
+		"lb bad log format":             {[]string{"lb", "--log-format", "xml", "--root", root}, agentcli.ExitUsage, "log format"},
+		"lb stray argument":             {[]string{"lb", "x"}, agentcli.ExitUsage, "unknown command"},
+		"leave bad flag":                {[]string{"leave", "--budget", "soon"}, agentcli.ExitUsage, "budget"},
+		"leave before bootstrap":        {[]string{"leave", "--root", root, "--log-format", "text"}, agentcli.ExitOK, "nothing to leave"},
+		"leave uncordon, no state":      {[]string{"leave", "--uncordon", "--root", root, "--log-format", "text"}, agentcli.ExitOK, "nothing to leave"},
+		"help names the subcommand":     {[]string{"--help"}, agentcli.ExitOK, "serve"},
 	}
 	for name, c := range cases {
 		var out, errb bytes.Buffer

@@ -30,6 +30,7 @@ type serveFlags struct {
 	oneGateCAFile                 string
 	log                           agentcli.LogFlags
 	cleanupGrace                  time.Duration
+	waitLimit                     time.Duration
 	// Ticks, hidden: tests shorten them (the defaults are the measured ones).
 	tokensFast, tokensIdle, publishEvery, cleanupEvery time.Duration
 }
@@ -53,6 +54,9 @@ func newServeCommand(stderr io.Writer) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if f.waitLimit <= 0 {
+				return fmt.Errorf("--wait-limit must be positive, not %s", f.waitLimit)
+			}
 			if err := runServe(cmd.Context(), f, log); err != nil {
 				return agentcli.RunFailure{Err: err}
 			}
@@ -65,6 +69,7 @@ func newServeCommand(stderr io.Writer) *cobra.Command {
 	fl.StringVar(&f.oneGateCAFile, "onegate-ca-file", "", "PEM bundle of CAs for an https OneGate endpoint (as bootstrap's)")
 	fl.StringVar(&f.kubeconfig, "kubeconfig", AdminKubeconfig, "admin kubeconfig (under --root)")
 	fl.DurationVar(&f.cleanupGrace, "cleanup-grace", serve.DefaultCleanupGrace, "how long a Node's VM must be gone before the Node is deleted")
+	fl.DurationVar(&f.waitLimit, "wait-limit", serve.DefaultWaitLimit, "how long a VM may wait to join before no join token is kept for it")
 	fl.DurationVar(&f.tokensFast, "tokens-fast", serve.DefaultTokensFast, "tokens loop tick while a VM waits")
 	fl.DurationVar(&f.tokensIdle, "tokens-idle", serve.DefaultTokensIdle, "tokens loop tick while nobody waits (one GET /service each)")
 	fl.DurationVar(&f.publishEvery, "publish-every", serve.DefaultPublishEvery, "publish loop tick (reads the API server only)")
@@ -144,7 +149,7 @@ func runServe(ctx context.Context, f serveFlags, log *slog.Logger) error {
 				ErrorDelay: 5 * time.Second},
 			{Loop: cp, LeaderOnly: true, ErrorDelay: 10 * time.Second},
 			{Loop: &serve.Publish{OneGate: og, Client: cs, Clock: clock, Every: f.publishEvery, Log: log.With("loop", "publish")}},
-			{Loop: &serve.Tokens{OneGate: og, Client: cs, Clock: clock, TTL: ttl, Fast: f.tokensFast, Idle: f.tokensIdle, Service: shared, Log: log.With("loop", "tokens")}, LeaderOnly: true},
+			{Loop: &serve.Tokens{OneGate: og, Client: cs, Clock: clock, TTL: ttl, WaitLimit: f.waitLimit, Fast: f.tokensFast, Idle: f.tokensIdle, Service: shared, Log: log.With("loop", "tokens")}, LeaderOnly: true},
 			{Loop: &serve.Cleanup{OneGate: og, Client: cs, Members: members, Clock: clock, Grace: f.cleanupGrace, Every: f.cleanupEvery, Service: shared, Log: log.With("loop", "cleanup")}, LeaderOnly: true},
 		},
 		Elector: &serve.LeaseElector{Client: cs, ID: identity, Log: log},

@@ -14,11 +14,18 @@ type PublishReport struct {
 // TokensReport is what `onekube-agent status` shows of the tokens loop:
 // never a token, only its expiry.
 type TokensReport struct {
-	Waiting      []int             `json:"waiting"`
-	NotWaiting   map[string]string `json:"not_waiting,omitempty"` // VM ID: why a VM without a Node waits for no token
-	Growing      bool              `json:"service_growing,omitempty"`
-	TokenExpires time.Time         `json:"token_expires,omitzero"`
-	Tokens       int               `json:"tokens"`
+	Waiting []int `json:"waiting"`
+	// WaitingSince is, for each waiting VM, serve's first sight of it
+	// waiting once it ran (a VM not yet run has none).
+	WaitingSince map[string]time.Time `json:"waiting_since,omitempty"`
+	// GivenUp maps the VMs that waited past WaitLimit to when they started
+	// waiting: they no longer count as waiting.
+	GivenUp      map[string]time.Time `json:"given_up,omitempty"`
+	WaitLimit    string               `json:"wait_limit,omitempty"`
+	NotWaiting   map[string]string    `json:"not_waiting,omitempty"` // VM ID: why a VM without a Node waits for no token
+	Growing      bool                 `json:"service_growing,omitempty"`
+	TokenExpires time.Time            `json:"token_expires,omitzero"`
+	Tokens       int                  `json:"tokens"`
 }
 
 // CleanupReport is the cleanup loop's part of the status.

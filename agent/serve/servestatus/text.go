@@ -11,7 +11,8 @@ import (
 
 // WriteText prints the part of `onekube-agent status` serve owns: who
 // acts, the join token's expiry (never the token), the VMs waiting to
-// join and the Nodes whose VM is gone. now dates the expiry.
+// join (and those it no longer waits for) and the Nodes whose VM is gone.
+// now dates the expiry.
 func (s *Status) WriteText(w io.Writer, now time.Time) error {
 	var b strings.Builder
 	row := func(k, v string) {
@@ -46,7 +47,11 @@ func (s *Status) WriteText(w io.Writer, now time.Time) error {
 		row("join token", "none (nobody waits)")
 	}
 	if hasTokens {
-		row("waiting VMs", ints(tok.Waiting))
+		row("waiting VMs", waiting(tok))
+		for _, id := range sortedStrings(tok.GivenUp) {
+			row("  given up", fmt.Sprintf("VM %s: waiting since %s, past the %s limit; no join token is kept for it",
+				id, tok.GivenUp[id].UTC().Format(time.RFC3339), tok.WaitLimit))
+		}
 		for _, id := range sortedStrings(tok.NotWaiting) {
 			row("  not waiting", "VM "+id+": "+tok.NotWaiting[id])
 		}
@@ -85,13 +90,18 @@ func loopReport(s *Status, loop string, into any) bool {
 	return err == nil && json.Unmarshal(b, into) == nil
 }
 
-func ints(ids []int) string {
-	if len(ids) == 0 {
+// waiting lists the waiting VMs, each with when it started waiting if its
+// clock runs.
+func waiting(tok TokensReport) string {
+	if len(tok.Waiting) == 0 {
 		return "none"
 	}
-	s := make([]string, len(ids))
-	for i, id := range ids {
+	s := make([]string, len(tok.Waiting))
+	for i, id := range tok.Waiting {
 		s[i] = fmt.Sprint(id)
+		if since, ok := tok.WaitingSince[s[i]]; ok {
+			s[i] += " (since " + since.UTC().Format(time.RFC3339) + ")"
+		}
 	}
 	return strings.Join(s, ", ")
 }
