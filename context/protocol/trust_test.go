@@ -67,6 +67,15 @@ func TestTrustTableCoversEveryKey(t *testing.T) {
 		vmcontext.KeyPubWaiting, vmcontext.KeyPubNodesWithoutVM, vmcontext.KeyPubEtcd, vmcontext.KeyPubEtcdError,
 		vmcontext.KeyPubKubeconfigRequest, vmcontext.KeyPubKubeconfigAnswer, vmcontext.KeyPubExposure,
 	}
+	// Every ONEGATE_K8S_* key context/keys.go declares is published
+	// through USER_TEMPLATE, so each needs a row, listed above or not.
+	src, err := os.ReadFile("../keys.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range regexp.MustCompile(`= "(ONEGATE_K8S_[A-Z0-9_]+)"`).FindAllStringSubmatch(string(src), -1) {
+		published = append(published, m[1])
+	}
 	for _, k := range published {
 		// A row may name a key in full or as ONEGATE_K8S_SERVE's `_SUFFIX`.
 		short := k
