@@ -25,6 +25,7 @@ var Keys = []Key{
 	{Name: "`ONEGATE_K8S_CP_RECIPIENT`", Writer: "a joining master", Readers: "the acting master", Trust: ClaimTrust, ForgerGet: "the certificate key, sealed to the forger's key, and so the CA keys", Status: Open},
 	{Name: "`ONEGATE_K8S_CERT_KEY`", Writer: "the acting master", Readers: "the joining master", Trust: ClaimTrust, ForgerGet: "a failed control-plane join (the grant is sealed)", Status: Held},
 	{Name: "`ONEGATE_K8S_SERVE`, `_SERVE_ERROR`, `_WAITING`, `_NODES_WITHOUT_VM`", Writer: "masters (serve)", Readers: "flow status, onekube-agent status", Trust: ClaimTrust, ForgerGet: "a wrong line in status (values are masked and bounded)", Status: Held},
+	{Name: "`ONEGATE_K8S_CERTS`, `_CERTS_ERROR`", Writer: "masters (serve, each its own)", Readers: "flow status, onekube-agent status", Trust: ClaimTrust, ForgerGet: "a wrong line in status (values are bounded)", Status: Held},
 	{Name: "`ONEGATE_K8S_EXPOSURE`", Writer: "masters (a probe of their own template)", Readers: "flow status", Trust: ClaimTrust, ForgerGet: "a wrong line in status", Status: Held},
 	{Name: "`ONEGATE_K8S_ETCD`, `_ETCD_ERROR`", Writer: "the acting master", Readers: "flow status", Trust: ClaimTrust, ForgerGet: "a wrong line in status", Status: Held},
 	{Name: "`ONEKUBE_KUBECONFIG_REQ_*`", Writer: "the user's onekube-flow (any VM can write one)", Readers: "onekubed", Trust: ClaimTrust, ForgerGet: "a kubeconfig sealed to a listed user only, never to the forger", Status: Held},

@@ -66,6 +66,7 @@ func TestTrustTableCoversEveryKey(t *testing.T) {
 		vmcontext.KeyPubRecipient, vmcontext.KeyPubCertKey, vmcontext.KeyPubServe, vmcontext.KeyPubServeError,
 		vmcontext.KeyPubWaiting, vmcontext.KeyPubNodesWithoutVM, vmcontext.KeyPubEtcd, vmcontext.KeyPubEtcdError,
 		vmcontext.KeyPubKubeconfigRequest, vmcontext.KeyPubKubeconfigAnswer, vmcontext.KeyPubExposure,
+		vmcontext.KeyPubCerts, vmcontext.KeyPubCertsError,
 	}
 	for _, k := range published {
 		// A row may name a key in full or as ONEGATE_K8S_SERVE's `_SUFFIX`.
