@@ -73,12 +73,16 @@ func (s *StaticPods) Recover() error {
 }
 
 func (s *StaticPods) putBack(name string) error {
+	held := s.Root.Path(filepath.Join(HeldManifestsDir, name))
+	if _, err := os.Stat(held); errors.Is(err, fs.ErrNotExist) {
+		return nil // put back already
+	}
 	dst := s.Root.Path(filepath.Join(ManifestsDir, name))
 	if _, err := os.Stat(dst); err == nil {
 		// A newer manifest is in place (kubeadm upgrade?): it wins.
-		return os.Remove(s.Root.Path(filepath.Join(HeldManifestsDir, name)))
+		return os.Remove(held)
 	}
-	if err := os.Rename(s.Root.Path(filepath.Join(HeldManifestsDir, name)), dst); err != nil {
+	if err := os.Rename(held, dst); err != nil {
 		return fmt.Errorf("putting back the manifest %s: %w", name, err)
 	}
 	return nil
