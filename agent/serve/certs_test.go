@@ -103,7 +103,9 @@ func (p *testPKI) renew(t *testing.T, notAfter time.Time) {
 	}
 }
 
-func pemCert(der []byte) []byte { return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}) }
+func pemCert(der []byte) []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+}
 
 // testManifest is a static pod whose probe port names the manifest, so the
 // fake kubelet below can tell which pod a probe asks about.
