@@ -94,16 +94,6 @@ type Certs struct {
 	report          CertsReport
 }
 
-// CertsReport is the certs loop's part of `onekube-agent status`.
-type CertsReport struct {
-	Earliest     time.Time `json:"earliest,omitzero"`
-	EarliestFile string    `json:"earliest_file,omitempty"`
-	Renewed      time.Time `json:"renewed,omitzero"`
-	RenewBefore  string    `json:"renew_before"`
-	State        string    `json:"state"`
-	Error        string    `json:"error,omitempty"`
-}
-
 var (
 	_ Loop     = (*Certs)(nil)
 	_ Reporter = (*Certs)(nil)
