@@ -25,12 +25,12 @@ type ControlPlaneInfo struct {
 
 func readControlPlane(get func(string) string) ControlPlaneInfo {
 	return ControlPlaneInfo{
-		Kind:      get(vmcontext.KeyPubKind),
-		Endpoint:  get(vmcontext.KeyPubEndpoint),
-		Etcd:      get(vmcontext.KeyPubEtcd),
-		EtcdError: get(vmcontext.KeyPubEtcdError),
-		Serve:     get(vmcontext.KeyPubServe),
-		Exposure:  get(vmcontext.KeyPubExposure),
+		Kind:       get(vmcontext.KeyPubKind),
+		Endpoint:   get(vmcontext.KeyPubEndpoint),
+		Etcd:       get(vmcontext.KeyPubEtcd),
+		EtcdError:  get(vmcontext.KeyPubEtcdError),
+		Serve:      get(vmcontext.KeyPubServe),
+		Exposure:   get(vmcontext.KeyPubExposure),
 		Certs:      get(vmcontext.KeyPubCerts),
 		CertsError: get(vmcontext.KeyPubCertsError),
 	}
