@@ -134,6 +134,18 @@ const (
 	KeyPubNodesWithoutVM = "ONEGATE_K8S_NODES_WITHOUT_VM"
 )
 
+// Certificate renewal (issue 21, docs/certificates.md): each master's serve
+// publishes on its own VM the expiry of its earliest control-plane leaf
+// certificate and its last renewal, "expires=<RFC 3339> renewed=<RFC
+// 3339|never>", and why it could not renew, erased once it can.
+const (
+	KeyPubCerts      = "ONEGATE_K8S_CERTS"
+	KeyPubCertsError = "ONEGATE_K8S_CERTS_ERROR"
+	// KeyCertRenewBefore is how long before expiry a master renews (a Go
+	// duration, default 720h), read by onekubed serve from its CONTEXT.
+	KeyCertRenewBefore = "ONEAPP_K8S_CERT_RENEW_BEFORE"
+)
+
 // Defaults for the inputs above; flow renders them into user-input strings and
 // the agent applies them when a variable is empty.
 const (

@@ -96,3 +96,13 @@ func (r Runner) Version(ctx context.Context) (string, error) {
 	}
 	return out, nil
 }
+
+// CertsRenewAll runs `kubeadm certs renew all`: every leaf certificate and
+// kubeconfig of this master, signed again by the CA on disk, offline if the
+// API server is down (cmd/kubeadm/app/cmd/certs.go falls back to the
+// default configuration). Extra args (--cert-dir, --kubeconfig-dir, ...)
+// serve tests with a root other than /.
+func (r Runner) CertsRenewAll(ctx context.Context, args ...string) error {
+	_, err := r.run(ctx, nil, append([]string{"certs", "renew", "all"}, args...)...)
+	return err
+}

@@ -25,6 +25,8 @@ type (
 	PublishReport = servestatus.PublishReport
 	// TokensReport is the tokens loop's part of the status.
 	TokensReport = servestatus.TokensReport
+	// CertsReport is the certs loop's part of the status.
+	CertsReport = servestatus.CertsReport
 	// CleanupReport is the cleanup loop's part of the status.
 	CleanupReport = servestatus.CleanupReport
 )

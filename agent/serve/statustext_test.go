@@ -18,6 +18,7 @@ func TestStatusText(t *testing.T) {
 	b.tickEnded("tokens", now, nil, TokensReport{Waiting: []int{11, 12}, NotWaiting: map[string]string{"13": "published PHASE=failed"}, TokenExpires: now.Add(40 * time.Minute), Tokens: 1})
 	b.tickEnded("publish", now, nil, PublishReport{Published: true, Expires: now.Add(40 * time.Minute).Format(time.RFC3339)})
 	b.tickEnded("cleanup", now, nil, CleanupReport{NodesWithoutVM: map[string]time.Time{"worker-14": now.Add(-time.Minute)}, Refused: map[string]string{"master-15": "etcd member not removed: quorum"}})
+	b.tickEnded("certs", now, nil, CertsReport{Earliest: now.Add(72 * time.Hour), EarliestFile: "/etc/kubernetes/pki/apiserver.crt", RenewBefore: "720h0m0s", State: "wait", Error: "kubeadm certs renew all: exit status 1"})
 	if err := b.Flush(now); err != nil {
 		t.Fatal(err)
 	}
@@ -36,6 +37,8 @@ func TestStatusText(t *testing.T) {
 		"not waiting:    VM 13: published PHASE=failed",
 		"nodes without VM: worker-14 (VM gone since 2026-11-22T11:59:00Z)",
 		"refused:        master-15: etcd member not removed: quorum",
+		"certificates:     expires 2026-11-25T12:00:00Z (in 72h0m0s) (/etc/kubernetes/pki/apiserver.crt), renewed never, renew 720h0m0s before, wait",
+		"CANNOT RENEW:   kubeadm certs renew all: exit status 1",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("missing %q in:\n%s", want, out.String())

@@ -8,15 +8,17 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/onekube/onekube/agent"
 	"github.com/onekube/onekube/agent/credential"
+	"github.com/onekube/onekube/agent/kubeadm"
 	"github.com/onekube/onekube/agent/serve"
 	"github.com/onekube/onekube/agent/state"
 	"github.com/onekube/onekube/agent/system"
@@ -31,6 +33,8 @@ type serveFlags struct {
 	log                           agentcli.LogFlags
 	cleanupGrace                  time.Duration
 	waitLimit                     time.Duration
+	// certRenewBefore overrides ONEAPP_K8S_CERT_RENEW_BEFORE when set.
+	certRenewBefore time.Duration
 	// Ticks, hidden: tests shorten them (the defaults are the measured ones).
 	tokensFast, tokensIdle, publishEvery, cleanupEvery time.Duration
 }
@@ -70,6 +74,7 @@ func newServeCommand(stderr io.Writer) *cobra.Command {
 	fl.StringVar(&f.kubeconfig, "kubeconfig", AdminKubeconfig, "admin kubeconfig (under --root)")
 	fl.DurationVar(&f.cleanupGrace, "cleanup-grace", serve.DefaultCleanupGrace, "how long a Node's VM must be gone before the Node is deleted")
 	fl.DurationVar(&f.waitLimit, "wait-limit", serve.DefaultWaitLimit, "how long a VM may wait to join before no join token is kept for it")
+	fl.DurationVar(&f.certRenewBefore, "cert-renew-before", 0, "renew this master's certificates this long before they expire (default: "+vmcontext.KeyCertRenewBefore+" from the context, else 720h)")
 	fl.DurationVar(&f.tokensFast, "tokens-fast", serve.DefaultTokensFast, "tokens loop tick while a VM waits")
 	fl.DurationVar(&f.tokensIdle, "tokens-idle", serve.DefaultTokensIdle, "tokens loop tick while nobody waits (one GET /service each)")
 	fl.DurationVar(&f.publishEvery, "publish-every", serve.DefaultPublishEvery, "publish loop tick (reads the API server only)")
@@ -103,7 +108,8 @@ func runServe(ctx context.Context, f serveFlags, log *slog.Logger) error {
 	if ok, _ := root.Exists(f.kubeconfig); !ok {
 		return fmt.Errorf("%s not found: serve runs on masters only", kubeconfig)
 	}
-	rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	// The certs loop renews admin.conf in place: the client follows it.
+	rc, err := serve.ReloadingConfig(ctx, kubeconfig, serve.DefaultCredentialReload)
 	if err != nil {
 		return fmt.Errorf("reading %s: %w", kubeconfig, err)
 	}
@@ -149,6 +155,9 @@ func runServe(ctx context.Context, f serveFlags, log *slog.Logger) error {
 				ErrorDelay: 5 * time.Second},
 			{Loop: cp, LeaderOnly: true, ErrorDelay: 10 * time.Second},
 			{Loop: &serve.Publish{OneGate: og, Client: cs, Clock: clock, Every: f.publishEvery, Log: log.With("loop", "publish")}},
+			{Loop: &serve.Certs{Root: root, Client: cs, OneGate: og, Clock: clock, Identity: identity,
+				Renewer: serve.KubeadmRenewer{Kubeadm: kubeadm.Runner{Exec: system.OSExec{}}},
+				Before:  certRenewBefore(ctx, f, log), Log: log.With("loop", "certs")}, ErrorDelay: 5 * time.Minute},
 			{Loop: &serve.Tokens{OneGate: og, Client: cs, Clock: clock, TTL: ttl, WaitLimit: f.waitLimit, Fast: f.tokensFast, Idle: f.tokensIdle, Service: shared, Log: log.With("loop", "tokens")}, LeaderOnly: true},
 			{Loop: &serve.Cleanup{OneGate: og, Client: cs, Members: members, Clock: clock, Grace: f.cleanupGrace, Every: f.cleanupEvery, Service: shared, Log: log.With("loop", "cleanup")}, LeaderOnly: true},
 		},
@@ -177,4 +186,37 @@ func tokenTTL(ctx context.Context, og agent.OneGate, src *agent.Source, log *slo
 		return def
 	}
 	return cfg.TokenTTL
+}
+
+// certRenewBefore is the certs loop's threshold: the flag, else
+// ONEAPP_K8S_CERT_RENEW_BEFORE from this master's context, else the
+// default. A value that does not parse, or is not positive, gets the
+// default and a warning rather than no renewal at all.
+func certRenewBefore(ctx context.Context, f serveFlags, log *slog.Logger) time.Duration {
+	if f.certRenewBefore > 0 {
+		return f.certRenewBefore
+	}
+	opts := vmcontext.LoadOptions{Root: f.root}
+	if f.contextFile != "" {
+		abs, err := filepath.Abs(f.contextFile)
+		if err != nil {
+			return serve.DefaultCertRenewBefore
+		}
+		opts.Root, opts.ContextFile = "/", abs
+	}
+	vc, err := vmcontext.Load(ctx, opts)
+	if err != nil {
+		log.Warn("reading the context failed; certificates renew at the default", "default", serve.DefaultCertRenewBefore, "error", err)
+		return serve.DefaultCertRenewBefore
+	}
+	s := strings.TrimSpace(vc.Vars.Get(vmcontext.KeyCertRenewBefore))
+	if s == "" {
+		return serve.DefaultCertRenewBefore
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		log.Warn("ignoring "+vmcontext.KeyCertRenewBefore+"; certificates renew at the default", "value", s, "default", serve.DefaultCertRenewBefore)
+		return serve.DefaultCertRenewBefore
+	}
+	return d
 }

@@ -66,6 +66,7 @@ func TestTrustTableCoversEveryKey(t *testing.T) {
 		vmcontext.KeyPubRecipient, vmcontext.KeyPubCertKey, vmcontext.KeyPubServe, vmcontext.KeyPubServeError,
 		vmcontext.KeyPubWaiting, vmcontext.KeyPubNodesWithoutVM, vmcontext.KeyPubEtcd, vmcontext.KeyPubEtcdError,
 		vmcontext.KeyPubKubeconfigRequest, vmcontext.KeyPubKubeconfigAnswer, vmcontext.KeyPubExposure,
+		vmcontext.KeyPubCerts, vmcontext.KeyPubCertsError,
 	}
 	// Every ONEGATE_K8S_* key context/keys.go declares is published
 	// through USER_TEMPLATE, so each needs a row, listed above or not.

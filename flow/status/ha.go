@@ -18,16 +18,21 @@ type ControlPlaneInfo struct {
 	EtcdError string // ONEGATE_K8S_ETCD_ERROR
 	Serve     string // ONEGATE_K8S_SERVE: acting or standby
 	Exposure  string // ONEGATE_K8S_EXPOSURE: the master's OneGate probe (exposure.go)
+	// Certs is ONEGATE_K8S_CERTS, "expires=<RFC 3339> renewed=<RFC 3339|never>",
+	// and CertsError why the master could not renew (docs/certificates.md).
+	Certs, CertsError string
 }
 
 func readControlPlane(get func(string) string) ControlPlaneInfo {
 	return ControlPlaneInfo{
-		Kind:      get(vmcontext.KeyPubKind),
-		Endpoint:  get(vmcontext.KeyPubEndpoint),
-		Etcd:      get(vmcontext.KeyPubEtcd),
-		EtcdError: get(vmcontext.KeyPubEtcdError),
-		Serve:     get(vmcontext.KeyPubServe),
-		Exposure:  get(vmcontext.KeyPubExposure),
+		Kind:       get(vmcontext.KeyPubKind),
+		Endpoint:   get(vmcontext.KeyPubEndpoint),
+		Etcd:       get(vmcontext.KeyPubEtcd),
+		EtcdError:  get(vmcontext.KeyPubEtcdError),
+		Serve:      get(vmcontext.KeyPubServe),
+		Exposure:   get(vmcontext.KeyPubExposure),
+		Certs:      get(vmcontext.KeyPubCerts),
+		CertsError: get(vmcontext.KeyPubCertsError),
 	}
 }
 
@@ -155,7 +160,14 @@ func writeControlPlane(b *strings.Builder, r Report) {
 		if v.CP.Kind == "" && v.CP.Endpoint == "" {
 			continue
 		}
-		fmt.Fprintf(b, "  VM %d %s: %s, etcd %s\n", v.ID, cell(v.NodeName), cell(v.CP.Kind), cell(cp.memberOf(v.ID)))
+		certs := ""
+		if v.CP.Certs != "" {
+			certs = ", certificates " + cell(v.CP.Certs)
+		}
+		fmt.Fprintf(b, "  VM %d %s: %s, etcd %s%s\n", v.ID, cell(v.NodeName), cell(v.CP.Kind), cell(cp.memberOf(v.ID)), certs)
+		if v.CP.CertsError != "" {
+			fmt.Fprintf(b, "  VM %d CANNOT RENEW ITS CERTIFICATES: %s\n", v.ID, truncate(cell(v.CP.CertsError), 2*maxError))
+		}
 	}
 	for _, m := range cp.Members {
 		if m.VM == 0 {

@@ -25,6 +25,14 @@ func haReport() Report {
 		54: m(54, "10.0.0.7", "control-plane", "standby", ""),
 		55: {ID: 55, Name: "worker", State: "ACTIVE", LCMState: "RUNNING", IP: "10.0.0.6", Phase: "done", Ready: true, NodeName: "worker-55"},
 	}
+	for id, c := range map[int][2]string{
+		49: {"expires=2028-01-01T00:00:00Z renewed=2027-12-02T03:00:00Z", ""},
+		53: {"expires=2027-01-20T00:00:00Z renewed=never", "kubeadm certs renew all: exit status 1: open /etc/kubernetes/pki/ca.key: no such file"},
+	} {
+		v := vms[id]
+		v.CP.Certs, v.CP.CertsError = c[0], c[1]
+		vms[id] = v
+	}
 	return Summarize(svc, vms)
 }
 
@@ -43,6 +51,12 @@ func TestGoldenHA(t *testing.T) {
 	cp := r.ControlPlane
 	if cp == nil || cp.InitialisedBy != 53 || cp.ActingVM != 53 || len(cp.Members) != 4 {
 		t.Fatalf("control plane %+v", cp)
+	}
+	if !strings.Contains(table.String(), "VM 53 CANNOT RENEW ITS CERTIFICATES: kubeadm certs renew all") {
+		t.Errorf("certificate error not shown:\n%s", table.String())
+	}
+	if !strings.Contains(table.String(), "VM 49 master-5: control-plane, etcd voter, certificates expires=2028-01-01T00:00:00Z renewed=2027-12-02T03:00:00Z") {
+		t.Errorf("certificate expiry not shown:\n%s", table.String())
 	}
 	if !strings.Contains(table.String(), "etcd member at 10.0.0.9 (unhealthy) belongs to no master VM: stale") {
 		t.Errorf("stale member not shown:\n%s", table.String())

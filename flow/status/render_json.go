@@ -83,6 +83,10 @@ type jsonVMView struct {
 	Master         string `json:"master"`
 	TokenPublished bool   `json:"token_published"`
 	ReadError      string `json:"read_error"`
+	// Certs and CertsError are a master's ONEGATE_K8S_CERTS and
+	// ONEGATE_K8S_CERTS_ERROR.
+	Certs      string `json:"certs,omitempty"`
+	CertsError string `json:"certs_error,omitempty"`
 }
 
 // WriteJSON prints the report as the documented, indented JSON document.
@@ -105,7 +109,7 @@ func WriteJSON(w io.Writer, r Report) error {
 		out.VMs = append(out.VMs, jsonVMView{
 			Role: v.Role, ID: v.ID, Name: v.Name, State: v.State, LCMState: v.LCMState, IP: v.IP,
 			Phase: v.Phase, Ready: v.Ready, Node: v.NodeName, Error: v.Error, Master: v.Master,
-			TokenPublished: v.TokenPublished, ReadError: v.ReadError,
+			TokenPublished: v.TokenPublished, ReadError: v.ReadError, Certs: v.CP.Certs, CertsError: v.CP.CertsError,
 		})
 	}
 	if cp := r.ControlPlane; cp != nil {

@@ -28,6 +28,17 @@ type TokensReport struct {
 	Tokens       int                  `json:"tokens"`
 }
 
+// CertsReport is the certs loop's part of the status: this master's
+// earliest leaf certificate, its last renewal, and why it cannot renew.
+type CertsReport struct {
+	Earliest     time.Time `json:"earliest,omitzero"`
+	EarliestFile string    `json:"earliest_file,omitempty"`
+	Renewed      time.Time `json:"renewed,omitzero"`
+	RenewBefore  string    `json:"renew_before"`
+	State        string    `json:"state"`
+	Error        string    `json:"error,omitempty"`
+}
+
 // CleanupReport is the cleanup loop's part of the status.
 type CleanupReport struct {
 	// NodesWithoutVM maps a Node to when its VM was first seen gone.

@@ -66,6 +66,17 @@ func (s *Status) WriteText(w io.Writer, now time.Time) error {
 			row("  refused", n+": "+cl.Refused[n])
 		}
 	}
+	var ce CertsReport
+	if loopReport(s, "certs", &ce) && !ce.Earliest.IsZero() {
+		renewed := "never"
+		if !ce.Renewed.IsZero() {
+			renewed = ce.Renewed.UTC().Format(time.RFC3339)
+		}
+		row("certificates", expiry(ce.Earliest, now)+" ("+ce.EarliestFile+"), renewed "+renewed+", renew "+ce.RenewBefore+" before, "+ce.State)
+		if ce.Error != "" {
+			row("  CANNOT RENEW", ce.Error)
+		}
+	}
 	for _, name := range sortedStrings(s.Loops) {
 		if e := s.Loops[name].LastError; e != "" {
 			row("  "+name+" error", e)

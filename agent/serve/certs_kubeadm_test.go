@@ -1,0 +1,62 @@
+package serve
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/onekube/onekube/agent/kubeadm"
+	"github.com/onekube/onekube/agent/system"
+	vmcontext "github.com/onekube/onekube/context"
+)
+
+// The real kubeadm (the test bed's, when built) issues leaves valid for 10
+// minutes; the loop finds them within a 1 h threshold and renews them with
+// `kubeadm certs renew all`.
+func TestCertsRenewWithRealKubeadm(t *testing.T) {
+	home, _ := os.UserHomeDir()
+	bin := filepath.Join(home, ".cache/onekube/testbed-v1.36.3/kubeadm")
+	if _, err := os.Stat(bin); err != nil {
+		t.Skip("no test-bed kubeadm at", bin)
+	}
+	root := system.Root(t.TempDir())
+	cfg := root.Path("/kubeadm.yaml")
+	if err := os.WriteFile(cfg, []byte("apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nkubernetesVersion: v1.36.3\n"+
+		"certificatesDir: "+root.Path(PKIDir)+"\ncertificateValidityPeriod: 10m\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if out, err := exec.CommandContext(ctx, bin, "init", "phase", "certs", "all", "--config", cfg).CombinedOutput(); err != nil {
+		t.Fatalf("kubeadm init phase certs: %v\n%s", err, out)
+	}
+	before, err := ReadLeafCerts(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if left := time.Until(before[0].NotAfter); left > 11*time.Minute {
+		t.Fatalf("kubeadm issued a leaf for %s, want 10m", left)
+	}
+	time.Sleep(1100 * time.Millisecond) // NotAfter has a resolution of 1 s
+	og := &certsOneGate{ut: map[string]string{}}
+	c := &Certs{Root: root, Client: fake.NewClientset(), OneGate: og, Identity: "m1", Before: time.Hour,
+		Renewer: KubeadmRenewer{Kubeadm: kubeadm.Runner{Exec: system.OSExec{}, Binary: bin}, Args: []string{"--config", cfg}}}
+	if _, err := c.Tick(ctx); err != nil {
+		t.Fatal(err)
+	}
+	after, err := ReadLeafCerts(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !after[0].NotAfter.After(before[0].NotAfter) {
+		t.Errorf("earliest leaf %s still expires at %s", after[0].Path, after[0].NotAfter)
+	}
+	if got := og.get(vmcontext.KeyPubCerts); got != CertsValue(after[0].NotAfter, c.report.Renewed) || c.report.Renewed.IsZero() {
+		t.Errorf("published %q", got)
+	}
+}
