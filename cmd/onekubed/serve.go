@@ -15,8 +15,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/onekube/onekube/agent"
 	"github.com/onekube/onekube/agent/credential"
+	"github.com/onekube/onekube/agent/gate"
 	"github.com/onekube/onekube/agent/serve"
 	"github.com/onekube/onekube/agent/state"
 	"github.com/onekube/onekube/agent/system"
@@ -111,11 +111,11 @@ func runServe(ctx context.Context, f serveFlags, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	src, err := agent.ContextSource(root, f.contextFile, os.Getenv)(ctx)
+	src, err := gate.LoadContext(ctx, string(root), f.contextFile, os.Getenv)
 	if err != nil {
 		return fmt.Errorf("reading the VM context: %w", err)
 	}
-	og, err := agent.NewOneGateClient(agent.OneGateConfig{Creds: src.Creds, CAFile: f.oneGateCAFile, CAPEM: src.OneGateCA})
+	og, err := gate.NewClient(gate.Config{Creds: src.Creds, CAFile: f.oneGateCAFile, CAPEM: src.OneGateCA})
 	if err != nil {
 		return fmt.Errorf("connecting to OneGate: %w", err)
 	}
@@ -137,7 +137,7 @@ func runServe(ctx context.Context, f serveFlags, log *slog.Logger) error {
 		members = serve.MembersByName{Etcd: cp.Members}
 	}
 
-	ttl := tokenTTL(ctx, og, src, log)
+	ttl := tokenTTL(src.Vars, log)
 
 	shared := &serve.SharedService{OneGate: og, Clock: clock}
 	board := serve.NewStatusBoard(root.Path(serve.StatusFile))
@@ -162,19 +162,14 @@ func runServe(ctx context.Context, f serveFlags, log *slog.Logger) error {
 }
 
 // tokenTTL is ONEAPP_K8S_TOKEN_TTL as this master's context has it. A
-// context serve cannot resolve (an older template with a lifetime now out
-// of bounds) gets the default rather than no serve at all.
-func tokenTTL(ctx context.Context, og agent.OneGate, src *agent.Source, log *slog.Logger) time.Duration {
+// context serve cannot read (an older template with a lifetime now out of
+// bounds) gets the default rather than no serve at all.
+func tokenTTL(vars vmcontext.Vars, log *slog.Logger) time.Duration {
 	def, _ := vmcontext.ParseTokenTTL(vmcontext.DefaultTokenTTL)
-	self, err := og.GetVM(ctx)
-	if err != nil {
-		log.Warn("reading this VM failed; join tokens get the default lifetime", "ttl", def, "error", err)
+	s, err := vars.Settings()
+	if err != nil || s.TokenTTL <= 0 {
+		log.Warn("the context's settings do not read; join tokens get the default lifetime", "ttl", def, "error", err)
 		return def
 	}
-	cfg, err := src.Resolve(self)
-	if err != nil {
-		log.Warn("the context does not resolve; join tokens get the default lifetime", "ttl", def, "error", err)
-		return def
-	}
-	return cfg.TokenTTL
+	return s.TokenTTL
 }
