@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"time"
 
 	"github.com/onekube/onekube/agent/safetext"
@@ -36,17 +35,6 @@ type Source struct {
 	// MasterHinted is set when the context names the master's VM
 	// (ONEKUBE_MASTER_VM_ID): the worker will not read the service.
 	MasterHinted bool
-}
-
-// OneGateConfig is what connecting to OneGate takes.
-type OneGateConfig struct {
-	Creds vmcontext.Credentials
-	// CAFile and CAPEM add CAs for an https endpoint (--onegate-ca-file,
-	// ONEKUBE_ONEGATE_CA).
-	CAFile string
-	CAPEM  []byte
-	// HTTPClient replaces the client's own (tests measuring traffic).
-	HTTPClient *http.Client
 }
 
 // Deps are the agent's seams to the outside world.

@@ -1,13 +1,17 @@
 package agent
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/onekube/onekube/agent/gate"
+)
 
 // Sentinel errors. Phases wrap them with %w; the CLI and tests match them
 // with errors.Is.
 var (
 	// ErrUnauthorized means OneGate rejected this VM's token (HTTP 401):
 	// retrying cannot help, so every wait stops at once.
-	ErrUnauthorized = errors.New("OneGate rejected this VM's token")
+	ErrUnauthorized = gate.ErrUnauthorized
 	// ErrMasterTimeout means no master published usable join data before
 	// the --master-timeout deadline.
 	ErrMasterTimeout = errors.New("timed out waiting for the master")
@@ -29,25 +33,3 @@ var (
 	// not check out (a token or hash kubeadm did not use).
 	ErrJoinData = errors.New("join data failed its check")
 )
-
-// retryableError marks an error of a OneGate call that may succeed later
-// (5xx, timeouts, connection refused). The OneGate adapter wraps errors in
-// it; waits retry only these.
-type retryableError struct{ err error }
-
-func (e retryableError) Error() string { return e.err.Error() }
-func (e retryableError) Unwrap() error { return e.err }
-
-// Retryable marks err as transient.
-func Retryable(err error) error {
-	if err == nil {
-		return nil
-	}
-	return retryableError{err}
-}
-
-// IsRetryable reports whether err was marked transient.
-func IsRetryable(err error) bool {
-	var r retryableError
-	return errors.As(err, &r)
-}

@@ -533,3 +533,5 @@ func (n *testNet) dial(ctx context.Context, network, addr string) (net.Conn, err
 	var d net.Dialer
 	return d.DialContext(ctx, network, real)
 }
+
+func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }

@@ -3,18 +3,19 @@ package agent
 import (
 	"context"
 
+	"github.com/onekube/onekube/agent/kubeadm"
 	vmcontext "github.com/onekube/onekube/context"
 )
 
-// Files the agent writes or reads under its root.
+// Files the agent writes or reads under its root (agent/kubeadm, which
+// onekubed shares).
 const (
-	InitConfigFile  = "/var/lib/onekube/kubeadm-init.yaml"
-	JoinConfigFile  = "/var/lib/onekube/kubeadm-join.yaml"
-	AdminConfFile   = "/etc/kubernetes/admin.conf"
-	KubeletConfFile = "/etc/kubernetes/kubelet.conf"
-	CACertFile      = "/etc/kubernetes/pki/ca.crt"
-	// APIServerManifest is the static pod of a control plane kubeadm set up.
-	APIServerManifest = "/etc/kubernetes/manifests/kube-apiserver.yaml"
+	InitConfigFile    = kubeadm.InitConfigFile
+	JoinConfigFile    = kubeadm.JoinConfigFile
+	AdminConfFile     = kubeadm.AdminConfFile
+	KubeletConfFile   = kubeadm.KubeletConfFile
+	CACertFile        = kubeadm.CACertFile
+	APIServerManifest = kubeadm.APIServerManifest
 )
 
 // Kubeadm runs the kubeadm binary, always with --config; kubeadm.Runner

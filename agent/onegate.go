@@ -1,27 +1,22 @@
 package agent
 
-import (
-	"context"
+import "github.com/onekube/onekube/agent/gate"
 
-	"github.com/onekube/onekube/context/onegate"
+// OneGate, its Config, the production client and the error classes live
+// in agent/gate, which onekubed shares; the agent keeps its names for them.
+type (
+	OneGate       = gate.OneGate
+	OneGateConfig = gate.Config
 )
 
-// OneGate is the part of the OneGate client the agent uses. Implementations
-// classify their errors: a rejected token wraps ErrUnauthorized, and a
-// transient failure is marked with Retryable. NewOneGate adapts the real
-// client; tests use an in-memory fake.
-type OneGate interface {
-	// GetVM returns this VM (GET /vm).
-	GetVM(ctx context.Context) (*onegate.VM, error)
-	// GetVMByID returns another VM of the service (GET /vms/:id).
-	GetVMByID(ctx context.Context, id int) (*onegate.VM, error)
-	// GetService returns the short service document (GET /service).
-	GetService(ctx context.Context) (*onegate.Service, error)
-	// GetServiceExtended returns the service with every node's VM
-	// (GET /service?extended=true).
-	GetServiceExtended(ctx context.Context) (*onegate.Service, error)
-	// UpdateVM merges kvs into this VM's USER_TEMPLATE in one request.
-	UpdateVM(ctx context.Context, kvs ...onegate.KV) error
-	// EraseVMKey deletes one key of this VM's USER_TEMPLATE.
-	EraseVMKey(ctx context.Context, key string) error
-}
+// NewOneGateClient is the production Deps.NewOneGate.
+func NewOneGateClient(c OneGateConfig) (OneGate, error) { return gate.NewClient(c) }
+
+// Retryable marks err as transient (gate.Retryable).
+func Retryable(err error) error { return gate.Retryable(err) }
+
+// IsRetryable reports whether err was marked transient.
+func IsRetryable(err error) bool { return gate.IsRetryable(err) }
+
+// EraseKeys deletes keys from this VM's USER_TEMPLATE (gate.EraseKeys).
+var EraseKeys = gate.EraseKeys

@@ -4,26 +4,28 @@ import (
 	"time"
 
 	"github.com/onekube/onekube/context/onegate"
+	"github.com/onekube/onekube/context/protocol"
 )
 
-// Phase names, published as ONEGATE_K8S_PHASE and recorded in the state.
+// Phase names, published as ONEGATE_K8S_PHASE and recorded in the state;
+// context/protocol owns them, so onekubed and onekube-flow read the same.
 const (
-	PhaseDiscover       = "discover"
-	PhasePreflight      = "preflight"
-	PhaseHostname       = "hostname"
-	PhaseToken          = "token"
-	PhaseRenderInit     = "render-init"
-	PhaseKubeadmInit    = "kubeadm-init"
-	PhaseCNI            = "cni"
-	PhaseDiscoveryHash  = "discovery-hash"
-	PhaseWaitMaster     = "wait-master"
-	PhaseRenderJoin     = "render-join"
-	PhaseKubeadmJoin    = "kubeadm-join"
-	PhaseLBSeed         = "lb-seed"
-	PhaseWaitTurn       = "wait-turn"
-	PhaseCertKeyRequest = "cert-key-request"
-	PhaseWaitCertKey    = "wait-cert-key"
-	PhasePublish        = "publish"
+	PhaseDiscover       = protocol.PhaseDiscover
+	PhasePreflight      = protocol.PhasePreflight
+	PhaseHostname       = protocol.PhaseHostname
+	PhaseToken          = protocol.PhaseToken
+	PhaseRenderInit     = protocol.PhaseRenderInit
+	PhaseKubeadmInit    = protocol.PhaseKubeadmInit
+	PhaseCNI            = protocol.PhaseCNI
+	PhaseDiscoveryHash  = protocol.PhaseDiscoveryHash
+	PhaseWaitMaster     = protocol.PhaseWaitMaster
+	PhaseRenderJoin     = protocol.PhaseRenderJoin
+	PhaseKubeadmJoin    = protocol.PhaseKubeadmJoin
+	PhaseLBSeed         = protocol.PhaseLBSeed
+	PhaseWaitTurn       = protocol.PhaseWaitTurn
+	PhaseCertKeyRequest = protocol.PhaseCertKeyRequest
+	PhaseWaitCertKey    = protocol.PhaseWaitCertKey
+	PhasePublish        = protocol.PhasePublish
 )
 
 // discoverPhases is the start of every boot: who am I, who are the

@@ -11,13 +11,14 @@ import (
 	"github.com/onekube/onekube/agent/system"
 	vmcontext "github.com/onekube/onekube/context"
 	"github.com/onekube/onekube/context/onegate"
+	"github.com/onekube/onekube/context/protocol"
 )
 
 // Phase names that are not phases but outcomes, published as
 // ONEGATE_K8S_PHASE.
 const (
-	PhaseFailed = "failed"
-	PhaseDone   = "done"
+	PhaseFailed = protocol.PhaseFailed
+	PhaseDone   = protocol.PhaseDone
 )
 
 // Reporter tells the outside world how the boot is going. Reports are best

@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
-	"path/filepath"
 	"strings"
 
+	"github.com/onekube/onekube/agent/gate"
 	"github.com/onekube/onekube/agent/system"
 	vmcontext "github.com/onekube/onekube/context"
 	"github.com/onekube/onekube/context/onegate"
@@ -18,27 +18,13 @@ import (
 // joined to root); without it, credential discovery looks under root.
 func ContextSource(root system.Root, contextFile string, getenv func(string) string) func(context.Context) (*Source, error) {
 	return func(ctx context.Context) (*Source, error) {
-		opts := vmcontext.LoadOptions{Root: string(root), Getenv: getenv}
-		if contextFile != "" {
-			abs, err := filepath.Abs(contextFile)
-			if err != nil {
-				return nil, fmt.Errorf("context file %s: %w", contextFile, err)
-			}
-			opts.Root, opts.ContextFile = "/", abs
-		}
-		vc, err := vmcontext.Load(ctx, opts)
-		if err != nil {
-			return nil, err
-		}
-		// Needed before OneGate can be reached, so a bad value is an error
-		// here (journal and exit status), not a report.
-		ca, err := vc.Vars.OneGateCA()
+		vc, err := gate.LoadContext(ctx, string(root), contextFile, getenv)
 		if err != nil {
 			return nil, err
 		}
 		return &Source{
 			Creds:        vc.Creds,
-			OneGateCA:    ca,
+			OneGateCA:    vc.OneGateCA,
 			Resolve:      func(self *onegate.VM) (Config, error) { return ConfigFromVars(vc.Vars, self) },
 			Worker:       contextWorker(vc.Vars),
 			MasterHinted: vc.Vars.Get(vmcontext.KeyMasterVMID) != "",

@@ -9,17 +9,14 @@ import (
 
 	vmcontext "github.com/onekube/onekube/context"
 	"github.com/onekube/onekube/context/onegate"
+	"github.com/onekube/onekube/context/protocol"
 )
 
 // TokenSafetyMargin is how much life a published join token must have
-// left for a worker to start a join with it. kubeadm uses the token twice
-// within about a minute of starting (discovery, then the kubelet's TLS
-// bootstrap). The life left is read on the master's clock (MasterClock),
-// the one the API server judges by; the margin covers the join and the
-// few seconds between the read and kubeadm's use. serve replaces a token
-// well before that (at max(TTL/2, 2×margin) left), so a waiting worker
-// sees a fresh one instead of a dying one.
-const TokenSafetyMargin = 5 * time.Minute
+// left for a worker to start a join with it (context/protocol). The life
+// left is read on the master's clock (MasterClock), the one the API
+// server judges by.
+const TokenSafetyMargin = protocol.TokenSafetyMargin
 
 // skewTolerance is how far this VM's clock may differ from a master's
 // before the agent says so: NTP keeps clocks within milliseconds, and the

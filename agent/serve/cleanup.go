@@ -17,7 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/onekube/onekube/agent"
+	"github.com/onekube/onekube/agent/gate"
 	"github.com/onekube/onekube/agent/system"
 	vmcontext "github.com/onekube/onekube/context"
 	"github.com/onekube/onekube/context/onegate"
@@ -41,7 +41,7 @@ import (
 // It also keeps the grant that lets a node delete its own Node
 // (noderbac.go), checked once per hour.
 type Cleanup struct {
-	OneGate agent.OneGate
+	OneGate gate.OneGate
 	Client  kubernetes.Interface
 	// Members removes etcd members; nil leaves control-plane Nodes alone
 	// (reported as refused).

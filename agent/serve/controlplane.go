@@ -14,13 +14,14 @@ import (
 	"k8s.io/client-go/kubernetes"
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 
-	"github.com/onekube/onekube/agent"
 	"github.com/onekube/onekube/agent/certgrant"
 	"github.com/onekube/onekube/agent/etcdm"
+	"github.com/onekube/onekube/agent/gate"
 	"github.com/onekube/onekube/agent/kubeadm"
 	"github.com/onekube/onekube/agent/system"
 	vmcontext "github.com/onekube/onekube/context"
 	"github.com/onekube/onekube/context/onegate"
+	"github.com/onekube/onekube/context/protocol"
 )
 
 // Timings of the control-plane loop. kubeadm deletes the kubeadm-certs
@@ -75,7 +76,7 @@ type Members interface {
 // READY or its request changes. It also publishes the etcd member list for
 // `onekube-flow status`.
 type ControlPlane struct {
-	OneGate    agent.OneGate
+	OneGate    gate.OneGate
 	Client     kubernetes.Interface
 	Uploader   Uploader
 	Members    Members // nil: no stacked etcd to manage
@@ -241,7 +242,7 @@ func turn(masters []*onegate.VM, self int) (vm *onegate.VM, recipient string, pe
 			continue
 		}
 		ut := vm.UserTemplate
-		if strings.EqualFold(ut[vmcontext.KeyReady], "YES") || strings.TrimSpace(ut[vmcontext.KeyPubPhase]) == agent.PhaseFailed {
+		if strings.EqualFold(ut[vmcontext.KeyReady], "YES") || strings.TrimSpace(ut[vmcontext.KeyPubPhase]) == protocol.PhaseFailed {
 			continue
 		}
 		r := strings.TrimSpace(ut[vmcontext.KeyPubRecipient])
@@ -409,7 +410,7 @@ func (c *ControlPlane) mintToken(ctx context.Context, now time.Time) (vmcontext.
 
 // withdraw erases this master's grant and the token minted for it.
 func (c *ControlPlane) withdraw(ctx context.Context) error {
-	if err := agent.EraseKeys(ctx, c.OneGate, vmcontext.KeyPubCertKey); err != nil {
+	if err := gate.EraseKeys(ctx, c.OneGate, vmcontext.KeyPubCertKey); err != nil {
 		return fmt.Errorf("withdrawing the certificate key grant: %w", err)
 	}
 	c.grant = ""
@@ -428,7 +429,7 @@ func (c *ControlPlane) set(ctx context.Context, key string, cur *string, value s
 	}
 	var err error
 	if value == "" {
-		err = agent.EraseKeys(ctx, c.OneGate, key)
+		err = gate.EraseKeys(ctx, c.OneGate, key)
 	} else {
 		err = c.OneGate.UpdateVM(ctx, onegate.KV{Key: key, Value: value})
 	}

@@ -13,9 +13,9 @@ import (
 	"filippo.io/age"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/onekube/onekube/agent"
 	"github.com/onekube/onekube/agent/certgrant"
 	"github.com/onekube/onekube/agent/etcdm"
+	"github.com/onekube/onekube/agent/gate"
 	"github.com/onekube/onekube/agent/serve"
 	"github.com/onekube/onekube/agent/system/systemtest"
 	"github.com/onekube/onekube/agent/testbed/loopback"
@@ -25,7 +25,7 @@ import (
 
 // masterGate is OneGate for a service of masters, as seen by VM self.
 type masterGate struct {
-	agent.OneGate
+	gate.OneGate
 	mu   sync.Mutex
 	self int
 	vms  map[int]*onegate.VM

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/onekube/onekube/agent"
+	"github.com/onekube/onekube/agent/gate"
 	"github.com/onekube/onekube/context/onegate"
 )
 
@@ -20,7 +20,7 @@ type fakeService struct {
 	calls map[string]int
 }
 
-var _ agent.OneGate = (*fakeService)(nil)
+var _ gate.OneGate = (*fakeService)(nil)
 
 func newFakeService(self int) *fakeService {
 	return &fakeService{self: self, state: onegate.ServiceRunning, vms: map[int]*onegate.VM{}, calls: map[string]int{}}

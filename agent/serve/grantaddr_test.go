@@ -16,13 +16,13 @@ import (
 	"k8s.io/client-go/kubernetes"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 
-	"github.com/onekube/onekube/agent"
 	"github.com/onekube/onekube/agent/certgrant"
 	"github.com/onekube/onekube/agent/etcdm"
 	"github.com/onekube/onekube/agent/serve"
 	"github.com/onekube/onekube/agent/system/systemtest"
 	vmcontext "github.com/onekube/onekube/context"
 	"github.com/onekube/onekube/context/onegate"
+	"github.com/onekube/onekube/context/protocol"
 )
 
 // vmNet is the service's network: who answers at which VM address. A VM
@@ -104,12 +104,12 @@ func TestControlPlaneLoopTrustsOnlyTheAddress(t *testing.T) {
 			g.mu.Lock()
 			g.vms[5].State, g.vms[5].LCMState = onegate.StatePoweroff, 0
 			g.mu.Unlock()
-			g.set(5, vmcontext.KeyPubRecipient, forger.Recipient().String(), vmcontext.KeyReady, "NO", vmcontext.KeyPubPhase, agent.PhaseWaitCertKey)
+			g.set(5, vmcontext.KeyPubRecipient, forger.Recipient().String(), vmcontext.KeyReady, "NO", vmcontext.KeyPubPhase, protocol.PhaseWaitCertKey)
 			n.present(t, forgerIP, certgrant.Presentation{VMID: 5, Recipient: forger.Recipient().String()})
 			return nil
 		}},
 		{"a sibling claims a join for a running master that is not joining", func(t *testing.T, g *masterGate, n *vmNet, forger *age.X25519Identity) *age.X25519Identity {
-			g.set(5, vmcontext.KeyPubRecipient, forger.Recipient().String(), vmcontext.KeyReady, "NO", vmcontext.KeyPubPhase, agent.PhaseWaitCertKey)
+			g.set(5, vmcontext.KeyPubRecipient, forger.Recipient().String(), vmcontext.KeyReady, "NO", vmcontext.KeyPubPhase, protocol.PhaseWaitCertKey)
 			n.present(t, forgerIP, certgrant.Presentation{VMID: 5, Recipient: forger.Recipient().String()})
 			return nil
 		}},
@@ -181,7 +181,7 @@ func TestControlPlaneLoopKeepsALiveMember(t *testing.T) {
 			}, -1},
 		{"a forged key on a running master with a slow member", func(int) bool { return false },
 			func(t *testing.T, g *masterGate, n *vmNet, forger *age.X25519Identity) {
-				g.set(5, vmcontext.KeyPubRecipient, forger.Recipient().String(), vmcontext.KeyReady, "NO", vmcontext.KeyPubPhase, agent.PhaseWaitCertKey)
+				g.set(5, vmcontext.KeyPubRecipient, forger.Recipient().String(), vmcontext.KeyReady, "NO", vmcontext.KeyPubPhase, protocol.PhaseWaitCertKey)
 				n.present(t, forgerIP, certgrant.Presentation{VMID: 5, Recipient: forger.Recipient().String()})
 			}, -1},
 		{"a forged key on a powered-off master", func(int) bool { return false },
@@ -189,7 +189,7 @@ func TestControlPlaneLoopKeepsALiveMember(t *testing.T) {
 				g.mu.Lock()
 				g.vms[5].State, g.vms[5].LCMState = onegate.StatePoweroff, 0
 				g.mu.Unlock()
-				g.set(5, vmcontext.KeyPubRecipient, forger.Recipient().String(), vmcontext.KeyReady, "NO", vmcontext.KeyPubPhase, agent.PhaseWaitCertKey)
+				g.set(5, vmcontext.KeyPubRecipient, forger.Recipient().String(), vmcontext.KeyReady, "NO", vmcontext.KeyPubPhase, protocol.PhaseWaitCertKey)
 				n.present(t, forgerIP, certgrant.Presentation{VMID: 5, Recipient: forger.Recipient().String()})
 			}, -1},
 		{"the dead member of a recreated master that presents itself", func(int) bool { return false },

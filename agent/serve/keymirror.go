@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/onekube/onekube/agent"
+	"github.com/onekube/onekube/agent/gate"
 	"github.com/onekube/onekube/context/onegate"
 )
 
@@ -17,7 +17,7 @@ type keyMirror struct {
 	shown string
 }
 
-func (m *keyMirror) set(ctx context.Context, og agent.OneGate, want string) error {
+func (m *keyMirror) set(ctx context.Context, og gate.OneGate, want string) error {
 	if !m.known {
 		vm, err := og.GetVM(ctx)
 		if err != nil {
@@ -29,7 +29,7 @@ func (m *keyMirror) set(ctx context.Context, og agent.OneGate, want string) erro
 		return nil
 	}
 	if want == "" {
-		if err := agent.EraseKeys(ctx, og, m.key); err != nil {
+		if err := gate.EraseKeys(ctx, og, m.key); err != nil {
 			return err
 		}
 	} else if err := og.UpdateVM(ctx, onegate.KV{Key: m.key, Value: want}); err != nil {

@@ -11,8 +11,8 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/onekube/onekube/agent"
 	"github.com/onekube/onekube/agent/credential"
+	"github.com/onekube/onekube/agent/gate"
 	"github.com/onekube/onekube/agent/system"
 	vmcontext "github.com/onekube/onekube/context"
 	"github.com/onekube/onekube/context/kubeconfig"
@@ -33,7 +33,7 @@ import (
 // 2). The certificate's identity comes from the entry, and the payload is
 // sealed to that entry's recipient alone.
 type Kubeconfig struct {
-	OneGate agent.OneGate
+	OneGate gate.OneGate
 	// VMID is this master's VM ID: the extended service document is read
 	// for this VM's CONTEXT.
 	VMID int
@@ -356,7 +356,7 @@ func (k *Kubeconfig) allowed(id, raw string, users *authorized, now time.Time) (
 		return refuse(err.Error())
 	}
 	if users.err != nil {
-		if agent.IsRetryable(users.err) {
+		if gate.IsRetryable(users.err) {
 			return kubeconfig.Request{}, nil, users.err
 		}
 		return refuse("this master cannot read its authorized users: " + users.err.Error())
@@ -475,7 +475,7 @@ func (k *Kubeconfig) erase(ctx context.Context, ex exchange, answer, request boo
 	if len(keys) == 0 {
 		return nil
 	}
-	return agent.EraseKeys(ctx, k.OneGate, keys...)
+	return gate.EraseKeys(ctx, k.OneGate, keys...)
 }
 
 // Report implements Reporter (counts only; no names or keys).

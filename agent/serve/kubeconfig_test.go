@@ -12,8 +12,8 @@ import (
 
 	"filippo.io/age"
 
-	"github.com/onekube/onekube/agent"
 	"github.com/onekube/onekube/agent/credential"
+	"github.com/onekube/onekube/agent/gate"
 	"github.com/onekube/onekube/agent/system/systemtest"
 	vmcontext "github.com/onekube/onekube/context"
 	"github.com/onekube/onekube/context/kubeconfig"
@@ -23,7 +23,7 @@ import (
 // utOneGate is a master's USER_TEMPLATE and CONTEXT in memory, with
 // OneGate's erase semantics.
 type utOneGate struct {
-	agent.OneGate
+	gate.OneGate
 	mu      sync.Mutex
 	ut      map[string]string
 	context map[string]string
@@ -219,7 +219,7 @@ func TestKubeconfigRetriesTransientFailures(t *testing.T) {
 	clock := systemtest.NewClock(time.Unix(1767225600, 0))
 	og := &utOneGate{ut: map[string]string{}}
 	k := &Kubeconfig{OneGate: og, VMID: 7, Clock: clock, Log: slog.New(slog.DiscardHandler),
-		Users: func(context.Context) (string, error) { return "", agent.Retryable(errors.New("503")) }}
+		Users: func(context.Context) (string, error) { return "", gate.Retryable(errors.New("503")) }}
 	a := newKey(t)
 	og.set(kubeconfig.RequestKey("RETRY00001"), request(t, "alice", kubeconfig.RoleView, time.Hour, a.Recipient().String()))
 	if _, err := k.Tick(context.Background()); err == nil {

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/onekube/onekube/agent"
+	"github.com/onekube/onekube/agent/gate"
 	vmcontext "github.com/onekube/onekube/context"
 	"github.com/onekube/onekube/context/onegate"
 )
@@ -20,7 +20,7 @@ const (
 // writes only on a change: the first tick reads what this VM already
 // shows, so a restart costs one GET, not a PUT.
 type Presence struct {
-	OneGate agent.OneGate
+	OneGate gate.OneGate
 	Board   *StatusBoard
 	// Every is the idle tick (default 15 s): a change of leader shows in
 	// OneGate within it.

@@ -4,16 +4,16 @@ import (
 	"context"
 	"testing"
 
-	"github.com/onekube/onekube/agent"
+	"github.com/onekube/onekube/agent/gate"
 	vmcontext "github.com/onekube/onekube/context"
 	"github.com/onekube/onekube/context/onegate"
 )
 
 // fakeOneGate is this VM's USER_TEMPLATE in memory, counting requests.
 type fakeOneGate struct {
-	agent.OneGate // other methods are not used by these loops
-	ut            map[string]string
-	gets, puts    int
+	gate.OneGate // other methods are not used by these loops
+	ut           map[string]string
+	gets, puts   int
 }
 
 func (f *fakeOneGate) GetVM(context.Context) (*onegate.VM, error) {

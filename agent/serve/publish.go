@@ -8,7 +8,7 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/onekube/onekube/agent"
+	"github.com/onekube/onekube/agent/gate"
 	"github.com/onekube/onekube/agent/system"
 	vmcontext "github.com/onekube/onekube/context"
 	"github.com/onekube/onekube/context/onegate"
@@ -23,7 +23,7 @@ import (
 // written only on a change, and read once per start to learn what this
 // VM already shows.
 type Publish struct {
-	OneGate agent.OneGate
+	OneGate gate.OneGate
 	Client  kubernetes.Interface
 	Clock   system.Clock
 	Log     *slog.Logger
@@ -113,7 +113,7 @@ func (p *Publish) Tick(ctx context.Context) (time.Duration, error) {
 // reader in between sees an expiry without a token and waits, never a
 // token without its expiry.
 func (p *Publish) erase(ctx context.Context) error {
-	return agent.EraseKeys(ctx, p.OneGate, vmcontext.KeyPubToken, vmcontext.KeyPubTokenExpires)
+	return gate.EraseKeys(ctx, p.OneGate, vmcontext.KeyPubToken, vmcontext.KeyPubTokenExpires)
 }
 
 // Report implements Reporter.

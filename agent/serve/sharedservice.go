@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/onekube/onekube/agent"
+	"github.com/onekube/onekube/agent/gate"
 	"github.com/onekube/onekube/agent/system"
 )
 
@@ -15,7 +15,7 @@ import (
 // loop, which ticks slower, rides on those reads and costs OneGate
 // nothing while tokens runs.
 type SharedService struct {
-	OneGate agent.OneGate
+	OneGate gate.OneGate
 	Clock   system.Clock
 
 	mu sync.Mutex
@@ -39,7 +39,7 @@ func (s *SharedService) read(ctx context.Context, maxAge time.Duration) (service
 }
 
 // serviceOf reads through shared when there is one.
-func serviceOf(ctx context.Context, shared *SharedService, og agent.OneGate, maxAge time.Duration) (serviceView, error) {
+func serviceOf(ctx context.Context, shared *SharedService, og gate.OneGate, maxAge time.Duration) (serviceView, error) {
 	if shared == nil {
 		return readService(ctx, og)
 	}

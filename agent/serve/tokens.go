@@ -11,10 +11,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/onekube/onekube/agent"
+	"github.com/onekube/onekube/agent/gate"
 	"github.com/onekube/onekube/agent/kubeadm"
 	"github.com/onekube/onekube/agent/system"
 	vmcontext "github.com/onekube/onekube/context"
+	"github.com/onekube/onekube/context/protocol"
 )
 
 // Tokens keeps one join token valid while some VM of the service waits to
@@ -45,7 +46,7 @@ import (
 // VM without a Node (or whose kubelet went silent) every VerdictAge. Ticks are Fast while someone waits
 // or the service grows, Idle otherwise.
 type Tokens struct {
-	OneGate agent.OneGate
+	OneGate gate.OneGate
 	Client  kubernetes.Interface
 	Clock   system.Clock
 	Log     *slog.Logger
@@ -101,7 +102,7 @@ func (t *Tokens) Name() string { return "tokens" }
 // half its lifetime, and never less than twice the worker's margin, so a
 // waiting worker always finds one it accepts.
 func refreshBefore(ttl time.Duration) time.Duration {
-	return max(ttl/2, 2*agent.TokenSafetyMargin)
+	return max(ttl/2, 2*protocol.TokenSafetyMargin)
 }
 
 // Tick implements Loop.

@@ -12,10 +12,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/onekube/onekube/agent"
+	"github.com/onekube/onekube/agent/gate"
 	"github.com/onekube/onekube/agent/kubeadm"
 	vmcontext "github.com/onekube/onekube/context"
 	"github.com/onekube/onekube/context/onegate"
+	"github.com/onekube/onekube/context/protocol"
 )
 
 // The acting master's view of membership, shared by the tokens and
@@ -31,7 +32,7 @@ type serviceView struct {
 	Roles map[int]string
 }
 
-func readService(ctx context.Context, og agent.OneGate) (serviceView, error) {
+func readService(ctx context.Context, og gate.OneGate) (serviceView, error) {
 	svc, err := og.GetService(ctx)
 	if err != nil {
 		return serviceView{}, fmt.Errorf("reading the service: %w", err)
@@ -71,8 +72,8 @@ func nodesByVM(ctx context.Context, cs kubernetes.Interface) (map[int]corev1.Nod
 // joinWaitPhases are the phases an agent publishes from the moment it
 // waits for the join data until its join is done.
 var joinWaitPhases = []string{
-	agent.PhaseWaitMaster, agent.PhaseRenderJoin, agent.PhaseKubeadmJoin,
-	agent.PhaseWaitTurn, agent.PhaseCertKeyRequest, agent.PhaseWaitCertKey,
+	protocol.PhaseWaitMaster, protocol.PhaseRenderJoin, protocol.PhaseKubeadmJoin,
+	protocol.PhaseWaitTurn, protocol.PhaseCertKeyRequest, protocol.PhaseWaitCertKey,
 }
 
 // whyNotWaiting says why a VM without a live Node does not wait to join,
@@ -98,7 +99,7 @@ func whyNotWaiting(vm *onegate.VM) string {
 		return ""
 	case ready:
 		return "READY=YES without a Node: it joined once and will not join again by itself"
-	case strings.TrimSpace(ut[vmcontext.KeyPubPhase]) == agent.PhaseFailed:
+	case strings.TrimSpace(ut[vmcontext.KeyPubPhase]) == protocol.PhaseFailed:
 		return "published PHASE=failed: its agent stopped and waits for no token"
 	}
 	return ""

@@ -13,7 +13,7 @@ import (
 	"github.com/coreos/go-systemd/v22/daemon"
 	"github.com/spf13/cobra"
 
-	"github.com/onekube/onekube/agent"
+	"github.com/onekube/onekube/agent/kubeadm"
 	"github.com/onekube/onekube/agent/lb"
 	"github.com/onekube/onekube/agent/lb/lbconfig"
 	"github.com/onekube/onekube/agent/system"
@@ -57,8 +57,8 @@ func newLBCommand(stderr io.Writer) *cobra.Command {
 	fl.StringVar(&f.contextFile, "context", "", "context.sh to read for ONEAPP_K8S_CONTROL_PLANE_EP; default: discover under --root")
 	fl.StringVar(&f.listen, "listen", vmcontext.LocalBalancer, "address to balance on (the controlPlaneEndpoint)")
 	fl.StringVar(&f.config, "config", lbconfig.ConfigFile, "backends file (under --root)")
-	fl.StringVar(&f.kubeconfig, "kubeconfig", agent.KubeletConfFile, "credential to read the endpoints default/kubernetes with (under --root)")
-	fl.StringVar(&f.caFile, "ca-file", agent.CACertFile, "cluster CA the readiness probe pins (under --root; until it exists the probe is a TCP connect)")
+	fl.StringVar(&f.kubeconfig, "kubeconfig", kubeadm.KubeletConfFile, "credential to read the endpoints default/kubernetes with (under --root)")
+	fl.StringVar(&f.caFile, "ca-file", kubeadm.CACertFile, "cluster CA the readiness probe pins (under --root; until it exists the probe is a TCP connect)")
 	f.log.Register(fl)
 	return cmd
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/onekube/onekube/agent"
+	"github.com/onekube/onekube/agent/gate"
 	"github.com/onekube/onekube/agent/leave"
 	"github.com/onekube/onekube/agent/state"
 	"github.com/onekube/onekube/agent/system"
@@ -137,11 +137,11 @@ func leaveMode(ctx context.Context, f leaveFlags, root system.Root) (leave.Mode,
 	}
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
-	src, err := agent.ContextSource(root, f.contextFile, os.Getenv)(ctx)
+	src, err := gate.LoadContext(ctx, string(root), f.contextFile, os.Getenv)
 	if err != nil {
 		return "", "", fmt.Errorf("reading the VM context: %w", err)
 	}
-	og, err := agent.NewOneGateClient(agent.OneGateConfig{Creds: src.Creds, CAFile: f.oneGateCAFile, CAPEM: src.OneGateCA})
+	og, err := gate.NewClient(gate.Config{Creds: src.Creds, CAFile: f.oneGateCAFile, CAPEM: src.OneGateCA})
 	if err != nil {
 		return "", "", err
 	}

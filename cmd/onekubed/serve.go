@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -16,8 +15,8 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/onekube/onekube/agent"
 	"github.com/onekube/onekube/agent/credential"
+	"github.com/onekube/onekube/agent/gate"
 	"github.com/onekube/onekube/agent/kubeadm"
 	"github.com/onekube/onekube/agent/serve"
 	"github.com/onekube/onekube/agent/state"
@@ -117,11 +116,11 @@ func runServe(ctx context.Context, f serveFlags, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	src, err := agent.ContextSource(root, f.contextFile, os.Getenv)(ctx)
+	src, err := gate.LoadContext(ctx, string(root), f.contextFile, os.Getenv)
 	if err != nil {
 		return fmt.Errorf("reading the VM context: %w", err)
 	}
-	og, err := agent.NewOneGateClient(agent.OneGateConfig{Creds: src.Creds, CAFile: f.oneGateCAFile, CAPEM: src.OneGateCA})
+	og, err := gate.NewClient(gate.Config{Creds: src.Creds, CAFile: f.oneGateCAFile, CAPEM: src.OneGateCA})
 	if err != nil {
 		return fmt.Errorf("connecting to OneGate: %w", err)
 	}
@@ -143,7 +142,7 @@ func runServe(ctx context.Context, f serveFlags, log *slog.Logger) error {
 		members = serve.MembersByName{Etcd: cp.Members}
 	}
 
-	ttl := tokenTTL(ctx, og, src, log)
+	ttl := tokenTTL(src.Vars, log)
 
 	shared := &serve.SharedService{OneGate: og, Clock: clock}
 	board := serve.NewStatusBoard(root.Path(serve.StatusFile))
@@ -157,7 +156,7 @@ func runServe(ctx context.Context, f serveFlags, log *slog.Logger) error {
 			{Loop: &serve.Publish{OneGate: og, Client: cs, Clock: clock, Every: f.publishEvery, Log: log.With("loop", "publish")}},
 			{Loop: &serve.Certs{Root: root, Client: cs, OneGate: og, Clock: clock, Identity: identity,
 				Renewer: serve.KubeadmRenewer{Kubeadm: kubeadm.Runner{Exec: system.OSExec{}}},
-				Before:  certRenewBefore(ctx, f, log), Log: log.With("loop", "certs")}, ErrorDelay: 5 * time.Minute},
+				Before:  certRenewBefore(f, src.Vars, log), Log: log.With("loop", "certs")}, ErrorDelay: 5 * time.Minute},
 			{Loop: &serve.Tokens{OneGate: og, Client: cs, Clock: clock, TTL: ttl, WaitLimit: f.waitLimit, Fast: f.tokensFast, Idle: f.tokensIdle, Service: shared, Log: log.With("loop", "tokens")}, LeaderOnly: true},
 			{Loop: &serve.Cleanup{OneGate: og, Client: cs, Members: members, Clock: clock, Grace: f.cleanupGrace, Every: f.cleanupEvery, Service: shared, Log: log.With("loop", "cleanup")}, LeaderOnly: true},
 		},
@@ -171,45 +170,27 @@ func runServe(ctx context.Context, f serveFlags, log *slog.Logger) error {
 }
 
 // tokenTTL is ONEAPP_K8S_TOKEN_TTL as this master's context has it. A
-// context serve cannot resolve (an older template with a lifetime now out
-// of bounds) gets the default rather than no serve at all.
-func tokenTTL(ctx context.Context, og agent.OneGate, src *agent.Source, log *slog.Logger) time.Duration {
+// context serve cannot read (an older template with a lifetime now out of
+// bounds) gets the default rather than no serve at all.
+func tokenTTL(vars vmcontext.Vars, log *slog.Logger) time.Duration {
 	def, _ := vmcontext.ParseTokenTTL(vmcontext.DefaultTokenTTL)
-	self, err := og.GetVM(ctx)
-	if err != nil {
-		log.Warn("reading this VM failed; join tokens get the default lifetime", "ttl", def, "error", err)
+	s, err := vars.Settings()
+	if err != nil || s.TokenTTL <= 0 {
+		log.Warn("the context's settings do not read; join tokens get the default lifetime", "ttl", def, "error", err)
 		return def
 	}
-	cfg, err := src.Resolve(self)
-	if err != nil {
-		log.Warn("the context does not resolve; join tokens get the default lifetime", "ttl", def, "error", err)
-		return def
-	}
-	return cfg.TokenTTL
+	return s.TokenTTL
 }
 
 // certRenewBefore is the certs loop's threshold: the flag, else
 // ONEAPP_K8S_CERT_RENEW_BEFORE from this master's context, else the
 // default. A value that does not parse, or is not positive, gets the
 // default and a warning rather than no renewal at all.
-func certRenewBefore(ctx context.Context, f serveFlags, log *slog.Logger) time.Duration {
+func certRenewBefore(f serveFlags, vars vmcontext.Vars, log *slog.Logger) time.Duration {
 	if f.certRenewBefore > 0 {
 		return f.certRenewBefore
 	}
-	opts := vmcontext.LoadOptions{Root: f.root}
-	if f.contextFile != "" {
-		abs, err := filepath.Abs(f.contextFile)
-		if err != nil {
-			return serve.DefaultCertRenewBefore
-		}
-		opts.Root, opts.ContextFile = "/", abs
-	}
-	vc, err := vmcontext.Load(ctx, opts)
-	if err != nil {
-		log.Warn("reading the context failed; certificates renew at the default", "default", serve.DefaultCertRenewBefore, "error", err)
-		return serve.DefaultCertRenewBefore
-	}
-	s := strings.TrimSpace(vc.Vars.Get(vmcontext.KeyCertRenewBefore))
+	s := strings.TrimSpace(vars.Get(vmcontext.KeyCertRenewBefore))
 	if s == "" {
 		return serve.DefaultCertRenewBefore
 	}

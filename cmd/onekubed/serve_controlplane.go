@@ -8,8 +8,8 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/onekube/onekube/agent"
 	"github.com/onekube/onekube/agent/etcdm"
+	"github.com/onekube/onekube/agent/gate"
 	"github.com/onekube/onekube/agent/kubeadm"
 	"github.com/onekube/onekube/agent/serve"
 	"github.com/onekube/onekube/agent/system"
@@ -20,7 +20,7 @@ import (
 // controlPlaneLoop builds serve's control-plane loop: certificate keys for
 // joining masters and their stale etcd members (docs/architecture.md §3).
 // Without a stacked etcd manifest (an external etcd) it manages no members.
-func controlPlaneLoop(ctx context.Context, f serveFlags, root system.Root, og agent.OneGate, cs kubernetes.Interface,
+func controlPlaneLoop(ctx context.Context, f serveFlags, root system.Root, og gate.OneGate, cs kubernetes.Interface,
 	self int, nodeName string, log *slog.Logger) (*serve.ControlPlane, func(), error) {
 	opts := vmcontext.LoadOptions{Root: f.root}
 	if f.contextFile != "" {
@@ -45,7 +45,7 @@ func controlPlaneLoop(ctx context.Context, f serveFlags, root system.Root, og ag
 		Clock:      system.RealClock{},
 		Self:       self,
 		MasterRole: settings.MasterRole,
-		InitKey:    serve.InitKeyFrom(root, agent.InitConfigFile),
+		InitKey:    serve.InitKeyFrom(root, kubeadm.InitConfigFile),
 		Dial:       agentcli.Dial,
 	}
 	closeFn := func() {}

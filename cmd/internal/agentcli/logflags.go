@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/onekube/onekube/agent"
+	"github.com/onekube/onekube/agent/logging"
 )
 
 // LogFlags are the --log-format and --log-level every subcommand takes.
@@ -15,7 +15,7 @@ type LogFlags struct{ format, level string }
 
 // Register adds the flags to fl.
 func (l *LogFlags) Register(fl *pflag.FlagSet) {
-	fl.StringVar(&l.format, "log-format", agent.LogAuto, "auto, text, json or journal")
+	fl.StringVar(&l.format, "log-format", logging.LogAuto, "auto, text, json or journal")
 	fl.StringVar(&l.level, "log-level", "info", "debug, info, warn or error")
 }
 
@@ -25,5 +25,5 @@ func (l *LogFlags) Logger(stderr io.Writer) (*slog.Logger, error) {
 	if err := level.UnmarshalText([]byte(l.level)); err != nil {
 		return nil, fmt.Errorf("--log-level: %w", err)
 	}
-	return agent.NewLogger(l.format, stderr, level)
+	return logging.NewLogger(l.format, stderr, level)
 }

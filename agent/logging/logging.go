@@ -1,4 +1,7 @@
-package agent
+// Package logging builds the slog logger of onekube-agent and onekubed:
+// text, JSON, or native journal entries whose attributes stay queryable
+// fields.
+package logging
 
 import (
 	"context"

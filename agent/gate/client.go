@@ -1,4 +1,4 @@
-package agent
+package gate
 
 import (
 	"context"
@@ -12,9 +12,9 @@ import (
 // requestTimeout bounds one OneGate request; waits retry around it.
 const requestTimeout = 20 * time.Second
 
-// NewOneGateClient is the production Deps.NewOneGate: the onegate client,
-// with its errors classified for the agent's waits.
-func NewOneGateClient(c OneGateConfig) (OneGate, error) {
+// NewClient is the production client: onegate's, with its errors
+// classified for the programs' waits.
+func NewClient(c Config) (OneGate, error) {
 	cl, err := onegate.New(onegate.Config{Endpoint: c.Creds.Endpoint, VMID: c.Creds.VMID, Token: c.Creds.Token,
 		Timeout: requestTimeout, CAFile: c.CAFile, CAPEM: c.CAPEM, HTTPClient: c.HTTPClient})
 	if err != nil {
@@ -69,7 +69,7 @@ func (c classified) EraseVMKey(ctx context.Context, key string) error {
 	return classify(c.c.EraseVMKey(ctx, key))
 }
 
-// ProbeExposure makes the production client an exposureProber.
+// ProbeExposure lets the bootstrap probe what OneGate lets through.
 func (c classified) ProbeExposure(ctx context.Context, roleName string) (onegate.Exposure, error) {
 	e, err := c.c.ProbeExposure(ctx, roleName)
 	return e, classify(err)
