@@ -11,7 +11,6 @@ import (
 	vmcontext "github.com/onekube/onekube/context"
 )
 
-func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
 func TestJournalHandlerFields(t *testing.T) {
 	t.Parallel()
