@@ -3,6 +3,7 @@ package serve_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -202,8 +203,14 @@ func TestCertificateKeyDroppedPerTerm(t *testing.T) {
 	rec := &recorder{}
 	clock := systemtest.NewClock(time.Now())
 	initKey := strings.Repeat("cd", 32)
+	// Each joining master presents its recipient at its own address, as
+	// the grant now requires (grantaddr_test.go).
+	n := newVMNet()
 	cp := &serve.ControlPlane{OneGate: g, Client: fake.NewClientset(), Uploader: rec, Clock: clock, Self: 10, MasterRole: "master",
-		InitKey: func() (vmcontext.Secret, time.Time, bool) { return vmcontext.NewSecret(initKey), clock.Now(), true }}
+		InitKey: func() (vmcontext.Secret, time.Time, bool) { return vmcontext.NewSecret(initKey), clock.Now(), true }, Dial: n.dial}
+	present := func(vmid int, id *age.X25519Identity) {
+		n.present(t, fmt.Sprintf("10.0.0.%d", vmid), certgrant.Presentation{VMID: vmid, Recipient: id.Recipient().String()})
+	}
 	e := &handElector{terms: make(chan chan struct{})}
 	board := serve.NewStatusBoard("")
 	r := &serve.Runner{Loops: []serve.Spec{{Loop: cp, LeaderOnly: true}}, Elector: e, Status: board}
@@ -212,6 +219,7 @@ func TestCertificateKeyDroppedPerTerm(t *testing.T) {
 	go func() { done <- r.Run(ctx) }()
 
 	id11 := joinRequest(t, g, 11)
+	present(11, id11)
 	end1 := make(chan struct{})
 	e.terms <- end1
 	first := grantKey(t, g, 11, id11)
@@ -221,6 +229,7 @@ func TestCertificateKeyDroppedPerTerm(t *testing.T) {
 	// VM 11 joined; VM 12 asks, in a second term.
 	g.set(11, vmcontext.KeyReady, "YES")
 	id12 := joinRequest(t, g, 12)
+	present(12, id12)
 	end2 := make(chan struct{})
 	e.terms <- end2
 	second := grantKey(t, g, 12, id12)
