@@ -39,9 +39,10 @@ const nodeLabelsArg = "node-labels"
 // OpenNebula ID: the serve loops map Nodes to VMs by it, never by name.
 const LabelVMID = "onekube.io/vm-id"
 
-// kubeletArgs are the kubelet flags for a node: its address and, when set,
-// its labels as "k=v,k2=v2" in key order (a stable file).
-func kubeletArgs(ip netip.Addr, labels map[string]string) [][2]string {
+// kubeletArgs are the kubelet flags for a node: its address, when set its
+// labels as "k=v,k2=v2" in key order (a stable file), and when set its
+// provider ID (providerid.go).
+func kubeletArgs(ip netip.Addr, labels map[string]string, providerID string) [][2]string {
 	args := [][2]string{{nodeIPArg, ip.String()}}
 	if len(labels) > 0 {
 		keys := make([]string, 0, len(labels))
@@ -54,6 +55,9 @@ func kubeletArgs(ip netip.Addr, labels map[string]string) [][2]string {
 			parts[i] = k + "=" + labels[k]
 		}
 		args = append(args, [2]string{nodeLabelsArg, strings.Join(parts, ",")})
+	}
+	if providerID != "" {
+		args = append(args, [2]string{providerIDArg, providerID})
 	}
 	return args
 }
