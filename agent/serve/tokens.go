@@ -61,6 +61,10 @@ type Tokens struct {
 	RetireGrace time.Duration
 	// WaitLimit is how long a VM may wait to join (DefaultWaitLimit).
 	WaitLimit time.Duration
+	// SilentGrace is how long a Node's kubelet must have been silent
+	// (Ready=Unknown) before its VM may count as bootstrapping again
+	// (DefaultSilentGrace).
+	SilentGrace time.Duration
 
 	verdicts     map[int]verdict
 	clocks       waitClocks
@@ -80,6 +84,12 @@ const (
 	// DefaultRetireGrace covers the publish loops' tick (3 s) plus a whole
 	// join: kubeadm uses the token within about a minute of reading it.
 	DefaultRetireGrace = 2 * time.Minute
+	// DefaultSilentGrace comes on top of the node controller's own
+	// node-monitor-grace-period (50 s) before it set Ready=Unknown: a
+	// kubelet that restarts or blips is back well within it.
+	DefaultSilentGrace = time.Minute
+	// bootingVerdictAge is how often a VM oned has not run yet is read.
+	bootingVerdictAge = 10 * time.Second
 )
 
 type verdict struct {
@@ -112,7 +122,7 @@ func (t *Tokens) Tick(ctx context.Context) (time.Duration, error) {
 	if err != nil {
 		return 0, err
 	}
-	nodes, err := nodesByVM(ctx, t.Client)
+	nodes, err := listVMNodes(ctx, t.Client)
 	if err != nil {
 		return 0, err
 	}
@@ -223,30 +233,36 @@ func (w waitView) givenUpIDs() []int {
 // waiters splits the VMs without a Node into those that wait, those that
 // waited past the limit, and those that do not wait (with why), reading
 // each VM at most every VerdictAge.
-func (t *Tokens) waiters(ctx context.Context, svc serviceView, nodes map[int]corev1.Node, now time.Time) waitView {
+func (t *Tokens) waiters(ctx context.Context, svc serviceView, nodes vmNodes, now time.Time) waitView {
 	w := waitView{since: map[string]time.Time{}, givenUp: map[string]time.Time{}, notWaiting: map[string]string{}}
 	seen := map[int]bool{}
 	for _, id := range sortedKeys(svc.Roles) {
-		// A Node whose kubelet reports (Ready or not: a node waits for its
-		// CNI NotReady) is a member. A Node whose kubelet went silent may
-		// be the leftover of a VM bootstrapping again (kubeadm reset, then
-		// the agent restarted; or a recreated disk): its VM is read like
-		// one without a Node, and its published phase says whether it
-		// waits.
-		if n, ok := nodes[id]; ok && !kubeletSilent(n) {
+		// A VM with a Node whose kubelet reports (Ready or not: a node
+		// waits for its CNI NotReady) is a member. A Node whose kubelet
+		// has been silent for longer than SilentGrace may be the leftover
+		// of a VM bootstrapping again (kubeadm reset, then the agent
+		// restarted; or a recreated disk): its VM is read like one
+		// without a Node.
+		if slices.ContainsFunc(nodes.claimed[id], func(n corev1.Node) bool { return !kubeletSilentFor(n, now, t.SilentGrace) }) {
 			continue
 		}
 		seen[id] = true
 		key := strconv.Itoa(id)
 		v, ok := t.verdicts[id]
-		if !ok || now.Sub(v.at) >= t.VerdictAge {
+		age := t.VerdictAge
+		if !v.started {
+			// A VM oned has not run yet is read again soon: its
+			// token is due the moment it runs.
+			age = min(age, bootingVerdictAge)
+		}
+		if !ok || now.Sub(v.at) >= age {
 			vm, err := t.OneGate.GetVMByID(ctx, id)
 			if err != nil {
-				// Unknown: count it as waiting, which at worst mints a
-				// token early, and its clock as running; read it again
-				// next tick.
-				t.Log.Warn("reading a VM without a Node failed; counting it as waiting", "vm", id, "error", err)
-				v = verdict{started: true}
+				// Unknown: it waits for nothing until read (a token
+				// is minted only on oned's word that the VM runs);
+				// read it again next tick.
+				t.Log.Warn("reading a VM without a Node failed; not counting it as waiting", "vm", id, "error", err)
+				v = verdict{why: "its VM could not be read from OneGate"}
 			} else {
 				v = verdict{why: whyNotWaiting(vm), started: runStarted(vm), at: now}
 				t.verdicts[id] = v
@@ -330,6 +346,9 @@ func (t *Tokens) defaults() {
 	}
 	if t.WaitLimit <= 0 {
 		t.WaitLimit = DefaultWaitLimit
+	}
+	if t.SilentGrace <= 0 {
+		t.SilentGrace = DefaultSilentGrace
 	}
 	if t.verdicts == nil {
 		t.verdicts = map[int]verdict{}
