@@ -16,13 +16,26 @@ import (
 	vmcontext "github.com/onekube/onekube/context"
 )
 
-// Bootstrap token settings. They equal kubeadm's defaults but are written out
-// so the config says what the token may do; the group is the one kubeadm's
-// RBAC rules grant node bootstrapping to.
+// Bootstrap token settings, written out so the config says what the token
+// may do. The group is not kubeadm's default-node-token: kubeadm binds
+// that group to reading the kubeadm-certs Secret (phases/copycerts/
+// copycerts.go, the upload-certs Role), and the token every worker is
+// handed is readable by every VM of the service. WorkerTokenGroup gets
+// only what a worker's join needs (agent/serve workerrbac.go); a
+// control-plane join's own token keeps kubeadm's group.
 const (
 	tokenDescription = "onekube: joins nodes to this cluster"
-	tokenGroup       = "system:bootstrappers:kubeadm:default-node-token"
+	tokenGroup       = WorkerTokenGroup
 )
+
+// WorkerTokenGroup is the extra group of every worker join token onekube
+// makes (kubeadm init's and serve's).
+const WorkerTokenGroup = "system:bootstrappers:onekube:worker"
+
+// KubeadmTokenGroup is kubeadm's default bootstrap token group
+// (constants.NodeBootstrapTokenAuthGroup): the one that may read
+// kubeadm-certs, for control-plane joins only.
+const KubeadmTokenGroup = "system:bootstrappers:kubeadm:default-node-token"
 
 var tokenUsages = []string{"signing", "authentication"}
 

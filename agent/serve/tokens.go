@@ -66,6 +66,7 @@ type Tokens struct {
 	// (DefaultSilentGrace).
 	SilentGrace time.Duration
 
+	rbacAt       time.Time // last EnsureWorkerJoinRBAC
 	verdicts     map[int]verdict
 	clocks       waitClocks
 	growingSince time.Time // serve's first sight of the service growing
@@ -90,6 +91,8 @@ const (
 	DefaultSilentGrace = time.Minute
 	// bootingVerdictAge is how often a VM oned has not run yet is read.
 	bootingVerdictAge = 10 * time.Second
+	// rbacEvery is how often the worker group's grant is repaired.
+	rbacEvery = time.Minute
 )
 
 type verdict struct {
@@ -118,6 +121,14 @@ func refreshBefore(ttl time.Duration) time.Duration {
 func (t *Tokens) Tick(ctx context.Context) (time.Duration, error) {
 	t.defaults()
 	now := t.Clock.Now()
+	if t.rbacAt.IsZero() || now.Sub(t.rbacAt) >= rbacEvery {
+		// Before any token is handed out: a worker token's group has
+		// no other grant (workerrbac.go). Repaired once a minute.
+		if err := EnsureWorkerJoinRBAC(ctx, t.Client); err != nil {
+			return 0, err
+		}
+		t.rbacAt = now
+	}
 	svc, err := serviceOf(ctx, t.Service, t.OneGate, 0)
 	if err != nil {
 		return 0, err
@@ -319,6 +330,7 @@ func (t *Tokens) growing(svc serviceView, now time.Time) bool {
 // The wait clocks stay: a change of term must not give a VM a new limit.
 func (t *Tokens) NewTerm() {
 	t.verdicts = nil
+	t.rbacAt = time.Time{}
 	t.shown.known, t.shownGivenUp.known = false, false
 }
 
