@@ -18,8 +18,10 @@ import (
 )
 
 // Tokens keeps one join token valid while some VM of the service waits to
-// join, and none otherwise (LeaderOnly). A VM waits when no Node carries
-// its ID and it is neither failed, ready nor shutting down (whyNotWaiting).
+// join, and none otherwise (LeaderOnly). A VM waits when oned runs it and
+// no live Node stands for it (listVMNodes: by provider ID); what it
+// publishes can only withhold the token (whyNotWaiting). The token's group
+// gets only a worker join's grants (EnsureWorkerJoinRBAC).
 // While one waits, the token living longest is replaced by a fresh one
 // (TTL) once less than refreshBefore(TTL) is left; the token it replaces
 // stays until it expires, since a worker may be in the middle of a join
@@ -42,7 +44,8 @@ import (
 // ones as ONEGATE_K8S_GIVEN_UP (on a change), for `onekube-flow status`.
 //
 // Cost on OneGate: one GET /service per tick, plus one GET /vms/:id per
-// VM without a Node (or whose kubelet went silent) every VerdictAge. Ticks are Fast while someone waits
+// VM without a live Node every VerdictAge (every bootingVerdictAge while
+// oned has not run it). Ticks are Fast while someone waits
 // or the service grows, Idle otherwise.
 type Tokens struct {
 	OneGate agent.OneGate
