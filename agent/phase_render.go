@@ -41,6 +41,7 @@ func renderInit(ctx context.Context, d Data) error {
 		TaintControlPlane: cfg.TaintedMaster,
 		IgnorePreflight:   cfg.IgnorePreflight,
 		NodeLabels:        nodeLabels(d),
+		ProviderID:        kubeadm.ProviderID(d.Node().VMID),
 		// Always an endpoint, even with one master: kubeadm adds control
 		// planes only to a cluster initialised with one.
 		ControlPlaneEndpoint: cfg.Endpoint,
@@ -69,6 +70,7 @@ func renderJoin(ctx context.Context, d Data) error {
 		CACertHash:        m.Hash,
 		IgnorePreflight:   cfg.IgnorePreflight,
 		NodeLabels:        nodeLabels(d),
+		ProviderID:        kubeadm.ProviderID(d.Node().VMID),
 	}
 	if d.Node().Kind == KindControlPlane {
 		p.ControlPlane = &kubeadm.JoinControlPlane{
@@ -107,7 +109,8 @@ func endpointSANs(ep string) []string {
 }
 
 // nodeLabels are the labels this node registers with: its VM ID, by which
-// serve maps Nodes to VMs.
+// serve maps Nodes registered before the provider ID (kubeadm.ProviderID)
+// to VMs.
 func nodeLabels(d Data) map[string]string {
 	return map[string]string{kubeadm.LabelVMID: strconv.Itoa(d.Node().VMID)}
 }

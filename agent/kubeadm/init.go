@@ -38,6 +38,10 @@ type InitParams struct {
 	IgnorePreflight []string
 	// NodeLabels are set on the Node by its kubelet at registration.
 	NodeLabels map[string]string
+	// ProviderID is the Node's spec.providerID, ProviderID(VM ID); the
+	// kubelet sets it at registration and nobody can change it after.
+	// Empty renders none (a Node serve then maps by its label only).
+	ProviderID string
 
 	// ControlPlaneEndpoint is the stable "host:port" every node reaches the
 	// API servers through. kubeadm adds control planes only to a cluster
@@ -76,6 +80,7 @@ func (p InitParams) check() (initConfig, error) {
 		checkToken("Token", p.Token),
 		checkCertificateKey(p.CertificateKey),
 		checkLabels(p.NodeLabels),
+		checkProviderID(p.ProviderID),
 	}
 	for _, err := range checks {
 		if err != nil {

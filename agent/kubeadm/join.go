@@ -30,6 +30,8 @@ type JoinParams struct {
 	IgnorePreflight []string
 	// NodeLabels are set on the Node by its kubelet at registration.
 	NodeLabels map[string]string
+	// ProviderID is as in InitParams.
+	ProviderID string
 }
 
 // JoinControlPlane makes the joining node another control plane (HA).
@@ -63,6 +65,9 @@ func (p JoinParams) check() (joinConfig, error) {
 		return joinConfig{}, err
 	}
 	if err := checkLabels(p.NodeLabels); err != nil {
+		return joinConfig{}, err
+	}
+	if err := checkProviderID(p.ProviderID); err != nil {
 		return joinConfig{}, err
 	}
 	if err := checkEndpoint("APIServerEndpoint", p.APIServerEndpoint); err != nil {

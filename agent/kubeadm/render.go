@@ -16,13 +16,26 @@ import (
 	vmcontext "github.com/onekube/onekube/context"
 )
 
-// Bootstrap token settings. They equal kubeadm's defaults but are written out
-// so the config says what the token may do; the group is the one kubeadm's
-// RBAC rules grant node bootstrapping to.
+// Bootstrap token settings, written out so the config says what the token
+// may do. The group is not kubeadm's default-node-token: kubeadm binds
+// that group to reading the kubeadm-certs Secret (phases/copycerts/
+// copycerts.go, the upload-certs Role), and the token every worker is
+// handed is readable by every VM of the service. WorkerTokenGroup gets
+// only what a worker's join needs (agent/serve workerrbac.go); a
+// control-plane join's own token keeps kubeadm's group.
 const (
 	tokenDescription = "onekube: joins nodes to this cluster"
-	tokenGroup       = "system:bootstrappers:kubeadm:default-node-token"
+	tokenGroup       = WorkerTokenGroup
 )
+
+// WorkerTokenGroup is the extra group of every worker join token onekube
+// makes (kubeadm init's and serve's).
+const WorkerTokenGroup = "system:bootstrappers:onekube:worker"
+
+// KubeadmTokenGroup is kubeadm's default bootstrap token group
+// (constants.NodeBootstrapTokenAuthGroup): the one that may read
+// kubeadm-certs, for control-plane joins only.
+const KubeadmTokenGroup = "system:bootstrappers:kubeadm:default-node-token"
 
 var tokenUsages = []string{"signing", "authentication"}
 
@@ -39,9 +52,10 @@ const nodeLabelsArg = "node-labels"
 // OpenNebula ID: the serve loops map Nodes to VMs by it, never by name.
 const LabelVMID = "onekube.io/vm-id"
 
-// kubeletArgs are the kubelet flags for a node: its address and, when set,
-// its labels as "k=v,k2=v2" in key order (a stable file).
-func kubeletArgs(ip netip.Addr, labels map[string]string) [][2]string {
+// kubeletArgs are the kubelet flags for a node: its address, when set its
+// labels as "k=v,k2=v2" in key order (a stable file), and when set its
+// provider ID (providerid.go).
+func kubeletArgs(ip netip.Addr, labels map[string]string, providerID string) [][2]string {
 	args := [][2]string{{nodeIPArg, ip.String()}}
 	if len(labels) > 0 {
 		keys := make([]string, 0, len(labels))
@@ -54,6 +68,9 @@ func kubeletArgs(ip netip.Addr, labels map[string]string) [][2]string {
 			parts[i] = k + "=" + labels[k]
 		}
 		args = append(args, [2]string{nodeLabelsArg, strings.Join(parts, ",")})
+	}
+	if providerID != "" {
+		args = append(args, [2]string{providerIDArg, providerID})
 	}
 	return args
 }

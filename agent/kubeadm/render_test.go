@@ -40,6 +40,7 @@ func baseInit() InitParams {
 		ServiceSubnet:     netip.MustParsePrefix("10.96.0.0/12"),
 		Token:             secret(testToken),
 		TokenTTL:          24 * time.Hour,
+		ProviderID:        "one://10",
 	}
 }
 
@@ -51,6 +52,7 @@ func baseJoin() JoinParams {
 		APIServerEndpoint: "192.0.2.10:6443",
 		Token:             secret(testToken),
 		CACertHash:        testHash,
+		ProviderID:        "one://11",
 	}
 }
 

@@ -23,7 +23,7 @@ func initV1Beta3(c initConfig) []any {
 			Name:                  p.NodeName,
 			Taints:                taints(p.TaintControlPlane),
 			IgnorePreflightErrors: p.IgnorePreflight,
-			KubeletExtraArgs:      args3(kubeletArgs(p.AdvertiseAddress, p.NodeLabels)),
+			KubeletExtraArgs:      args3(kubeletArgs(p.AdvertiseAddress, p.NodeLabels, p.ProviderID)),
 		},
 		LocalAPIEndpoint: v1beta3.APIEndpoint{
 			AdvertiseAddress: p.AdvertiseAddress.String(),
@@ -52,7 +52,7 @@ func joinV1Beta3(c joinConfig) any {
 			Name:                  p.NodeName,
 			Taints:                nil,
 			IgnorePreflightErrors: p.IgnorePreflight,
-			KubeletExtraArgs:      args3(kubeletArgs(p.NodeIP, p.NodeLabels)),
+			KubeletExtraArgs:      args3(kubeletArgs(p.NodeIP, p.NodeLabels, p.ProviderID)),
 		},
 		Discovery: v1beta3.Discovery{
 			BootstrapToken: &v1beta3.BootstrapTokenDiscovery{

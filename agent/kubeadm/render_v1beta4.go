@@ -22,7 +22,7 @@ func initV1Beta4(c initConfig) []any {
 			Name:                  p.NodeName,
 			Taints:                taints(p.TaintControlPlane),
 			IgnorePreflightErrors: p.IgnorePreflight,
-			KubeletExtraArgs:      args4(kubeletArgs(p.AdvertiseAddress, p.NodeLabels)),
+			KubeletExtraArgs:      args4(kubeletArgs(p.AdvertiseAddress, p.NodeLabels, p.ProviderID)),
 		},
 		LocalAPIEndpoint: v1beta4.APIEndpoint{
 			AdvertiseAddress: p.AdvertiseAddress.String(),
@@ -53,7 +53,7 @@ func joinV1Beta4(c joinConfig) any {
 			// kubeadm's unless the caller dropped it.
 			Taints:                nil,
 			IgnorePreflightErrors: p.IgnorePreflight,
-			KubeletExtraArgs:      args4(kubeletArgs(p.NodeIP, p.NodeLabels)),
+			KubeletExtraArgs:      args4(kubeletArgs(p.NodeIP, p.NodeLabels, p.ProviderID)),
 		},
 		Discovery: v1beta4.Discovery{
 			BootstrapToken: &v1beta4.BootstrapTokenDiscovery{

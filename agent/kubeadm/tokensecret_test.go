@@ -30,7 +30,7 @@ func TestTokenSecretRoundTrip(t *testing.T) {
 	if bootstrapsecret.HasExpired(s, exp.Add(-time.Second)) || !bootstrapsecret.HasExpired(s, exp.Add(time.Second)) {
 		t.Error("cluster-bootstrap reads another expiry")
 	}
-	if g, err := bootstrapsecret.GetGroups(s); err != nil || strings.Join(g, ",") != "system:bootstrappers,system:bootstrappers:kubeadm:default-node-token" {
+	if g, err := bootstrapsecret.GetGroups(s); err != nil || strings.Join(g, ",") != "system:bootstrappers,system:bootstrappers:onekube:worker" {
 		t.Errorf("groups %v %v", g, err)
 	}
 	back, ok, err := ReadTokenSecret(s)

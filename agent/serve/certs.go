@@ -11,7 +11,7 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/onekube/onekube/agent"
+	"github.com/onekube/onekube/agent/gate"
 	"github.com/onekube/onekube/agent/kubeadm"
 	"github.com/onekube/onekube/agent/safetext"
 	"github.com/onekube/onekube/agent/state"
@@ -77,7 +77,7 @@ func (k KubeadmRenewer) RenewAll(ctx context.Context) error {
 type Certs struct {
 	Root     system.Root
 	Client   kubernetes.Interface
-	OneGate  agent.OneGate
+	OneGate  gate.OneGate
 	Renewer  CertRenewer
 	Pods     *StaticPods
 	Clock    system.Clock

@@ -398,8 +398,9 @@ func (c *ControlPlane) mintToken(ctx context.Context, now time.Time) (vmcontext.
 			bootstrapapi.BootstrapTokenExpirationKey:       now.Add(grantTokenTTL).UTC().Format(time.RFC3339),
 			bootstrapapi.BootstrapTokenUsageAuthentication: "true",
 			bootstrapapi.BootstrapTokenUsageSigningKey:     "true",
-			bootstrapapi.BootstrapTokenExtraGroupsKey:      "system:bootstrappers:kubeadm:default-node-token",
-			bootstrapapi.BootstrapTokenDescriptionKey:      "onekube: one control-plane join",
+			// kubeadm's group: a control-plane join reads kubeadm-certs.
+			bootstrapapi.BootstrapTokenExtraGroupsKey: kubeadm.KubeadmTokenGroup,
+			bootstrapapi.BootstrapTokenDescriptionKey: "onekube: one control-plane join",
 		},
 	}
 	if _, err := c.Client.CoreV1().Secrets(metav1.NamespaceSystem).Create(ctx, s, metav1.CreateOptions{}); err != nil {

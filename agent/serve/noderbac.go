@@ -40,6 +40,14 @@ func nodeSelfRemoval() (*rbacv1.ClusterRole, *rbacv1.ClusterRoleBinding) {
 // EnsureNodeSelfRemoval creates or repairs the grant.
 func EnsureNodeSelfRemoval(ctx context.Context, cs kubernetes.Interface) error {
 	role, binding := nodeSelfRemoval()
+	if err := ensureClusterRole(ctx, cs, role); err != nil {
+		return err
+	}
+	return ensureClusterRoleBinding(ctx, cs, binding)
+}
+
+// ensureClusterRole creates role, or repairs its rules.
+func ensureClusterRole(ctx context.Context, cs kubernetes.Interface, role *rbacv1.ClusterRole) error {
 	roles := cs.RbacV1().ClusterRoles()
 	switch got, err := roles.Get(ctx, role.Name, metav1.GetOptions{}); {
 	case apierrors.IsNotFound(err):
@@ -54,6 +62,12 @@ func EnsureNodeSelfRemoval(ctx context.Context, cs kubernetes.Interface) error {
 			return fmt.Errorf("repairing clusterrole %s: %w", role.Name, err)
 		}
 	}
+	return nil
+}
+
+// ensureClusterRoleBinding creates binding, or repairs its role and
+// subjects.
+func ensureClusterRoleBinding(ctx context.Context, cs kubernetes.Interface, binding *rbacv1.ClusterRoleBinding) error {
 	bindings := cs.RbacV1().ClusterRoleBindings()
 	switch got, err := bindings.Get(ctx, binding.Name, metav1.GetOptions{}); {
 	case apierrors.IsNotFound(err):

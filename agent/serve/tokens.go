@@ -19,8 +19,10 @@ import (
 )
 
 // Tokens keeps one join token valid while some VM of the service waits to
-// join, and none otherwise (LeaderOnly). A VM waits when no Node carries
-// its ID and it is neither failed, ready nor shutting down (whyNotWaiting).
+// join, and none otherwise (LeaderOnly). A VM waits when oned runs it and
+// no live Node stands for it (listVMNodes: by provider ID); what it
+// publishes can only withhold the token (whyNotWaiting). The token's group
+// gets only a worker join's grants (EnsureWorkerJoinRBAC).
 // While one waits, the token living longest is replaced by a fresh one
 // (TTL) once less than refreshBefore(TTL) is left; the token it replaces
 // stays until it expires, since a worker may be in the middle of a join
@@ -43,7 +45,8 @@ import (
 // ones as ONEGATE_K8S_GIVEN_UP (on a change), for `onekube-flow status`.
 //
 // Cost on OneGate: one GET /service per tick, plus one GET /vms/:id per
-// VM without a Node (or whose kubelet went silent) every VerdictAge. Ticks are Fast while someone waits
+// VM without a live Node every VerdictAge (every bootingVerdictAge while
+// oned has not run it). Ticks are Fast while someone waits
 // or the service grows, Idle otherwise.
 type Tokens struct {
 	OneGate gate.OneGate
@@ -62,7 +65,12 @@ type Tokens struct {
 	RetireGrace time.Duration
 	// WaitLimit is how long a VM may wait to join (DefaultWaitLimit).
 	WaitLimit time.Duration
+	// SilentGrace is how long a Node's kubelet must have been silent
+	// (Ready=Unknown) before its VM may count as bootstrapping again
+	// (DefaultSilentGrace).
+	SilentGrace time.Duration
 
+	rbacAt       time.Time // last EnsureWorkerJoinRBAC
 	verdicts     map[int]verdict
 	clocks       waitClocks
 	growingSince time.Time // serve's first sight of the service growing
@@ -81,6 +89,14 @@ const (
 	// DefaultRetireGrace covers the publish loops' tick (3 s) plus a whole
 	// join: kubeadm uses the token within about a minute of reading it.
 	DefaultRetireGrace = 2 * time.Minute
+	// DefaultSilentGrace comes on top of the node controller's own
+	// node-monitor-grace-period (50 s) before it set Ready=Unknown: a
+	// kubelet that restarts or blips is back well within it.
+	DefaultSilentGrace = time.Minute
+	// bootingVerdictAge is how often a VM oned has not run yet is read.
+	bootingVerdictAge = 10 * time.Second
+	// rbacEvery is how often the worker group's grant is repaired.
+	rbacEvery = time.Minute
 )
 
 type verdict struct {
@@ -109,11 +125,19 @@ func refreshBefore(ttl time.Duration) time.Duration {
 func (t *Tokens) Tick(ctx context.Context) (time.Duration, error) {
 	t.defaults()
 	now := t.Clock.Now()
+	if t.rbacAt.IsZero() || now.Sub(t.rbacAt) >= rbacEvery {
+		// Before any token is handed out: a worker token's group has
+		// no other grant (workerrbac.go). Repaired once a minute.
+		if err := EnsureWorkerJoinRBAC(ctx, t.Client); err != nil {
+			return 0, err
+		}
+		t.rbacAt = now
+	}
 	svc, err := serviceOf(ctx, t.Service, t.OneGate, 0)
 	if err != nil {
 		return 0, err
 	}
-	nodes, err := nodesByVM(ctx, t.Client)
+	nodes, err := listVMNodes(ctx, t.Client)
 	if err != nil {
 		return 0, err
 	}
@@ -224,30 +248,36 @@ func (w waitView) givenUpIDs() []int {
 // waiters splits the VMs without a Node into those that wait, those that
 // waited past the limit, and those that do not wait (with why), reading
 // each VM at most every VerdictAge.
-func (t *Tokens) waiters(ctx context.Context, svc serviceView, nodes map[int]corev1.Node, now time.Time) waitView {
+func (t *Tokens) waiters(ctx context.Context, svc serviceView, nodes vmNodes, now time.Time) waitView {
 	w := waitView{since: map[string]time.Time{}, givenUp: map[string]time.Time{}, notWaiting: map[string]string{}}
 	seen := map[int]bool{}
 	for _, id := range sortedKeys(svc.Roles) {
-		// A Node whose kubelet reports (Ready or not: a node waits for its
-		// CNI NotReady) is a member. A Node whose kubelet went silent may
-		// be the leftover of a VM bootstrapping again (kubeadm reset, then
-		// the agent restarted; or a recreated disk): its VM is read like
-		// one without a Node, and its published phase says whether it
-		// waits.
-		if n, ok := nodes[id]; ok && !kubeletSilent(n) {
+		// A VM with a Node whose kubelet reports (Ready or not: a node
+		// waits for its CNI NotReady) is a member. A Node whose kubelet
+		// has been silent for longer than SilentGrace may be the leftover
+		// of a VM bootstrapping again (kubeadm reset, then the agent
+		// restarted; or a recreated disk): its VM is read like one
+		// without a Node.
+		if slices.ContainsFunc(nodes.claimed[id], func(n corev1.Node) bool { return !kubeletSilentFor(n, now, t.SilentGrace) }) {
 			continue
 		}
 		seen[id] = true
 		key := strconv.Itoa(id)
 		v, ok := t.verdicts[id]
-		if !ok || now.Sub(v.at) >= t.VerdictAge {
+		age := t.VerdictAge
+		if !v.started {
+			// A VM oned has not run yet is read again soon: its
+			// token is due the moment it runs.
+			age = min(age, bootingVerdictAge)
+		}
+		if !ok || now.Sub(v.at) >= age {
 			vm, err := t.OneGate.GetVMByID(ctx, id)
 			if err != nil {
-				// Unknown: count it as waiting, which at worst mints a
-				// token early, and its clock as running; read it again
-				// next tick.
-				t.Log.Warn("reading a VM without a Node failed; counting it as waiting", "vm", id, "error", err)
-				v = verdict{started: true}
+				// Unknown: it waits for nothing until read (a token
+				// is minted only on oned's word that the VM runs);
+				// read it again next tick.
+				t.Log.Warn("reading a VM without a Node failed; not counting it as waiting", "vm", id, "error", err)
+				v = verdict{why: "its VM could not be read from OneGate"}
 			} else {
 				v = verdict{why: whyNotWaiting(vm), started: runStarted(vm), at: now}
 				t.verdicts[id] = v
@@ -304,6 +334,7 @@ func (t *Tokens) growing(svc serviceView, now time.Time) bool {
 // The wait clocks stay: a change of term must not give a VM a new limit.
 func (t *Tokens) NewTerm() {
 	t.verdicts = nil
+	t.rbacAt = time.Time{}
 	t.shown.known, t.shownGivenUp.known = false, false
 }
 
@@ -331,6 +362,9 @@ func (t *Tokens) defaults() {
 	}
 	if t.WaitLimit <= 0 {
 		t.WaitLimit = DefaultWaitLimit
+	}
+	if t.SilentGrace <= 0 {
+		t.SilentGrace = DefaultSilentGrace
 	}
 	if t.verdicts == nil {
 		t.verdicts = map[int]verdict{}

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,9 +22,9 @@ import (
 
 // The acting master's view of membership, shared by the tokens and
 // cleanup loops: which VMs the service has (OneGate's short GET /service,
-// one request whatever the size), and which Nodes carry their IDs (the
-// onekube.io/vm-id label every kubelet registers with). Nodes without the
-// label were not made by onekube and are never judged.
+// one request whatever the size), and which Nodes stand for them
+// (listVMNodes: spec.providerID, else for older Nodes their name and the
+// onekube.io/vm-id label).
 
 // serviceView is one read of the service.
 type serviceView struct {
@@ -52,21 +53,85 @@ func (v serviceView) growing() bool {
 	return v.State == onegate.ServiceDeploying || v.State == onegate.ServiceScaling
 }
 
-// nodesByVM maps VM IDs to their Nodes.
+// vmNodes is one listing of the Nodes, read against the VMs.
+type vmNodes struct {
+	// byVM is each VM's Node: by spec.providerID, else (a Node registered
+	// before the provider ID) by nodeVMFallback. Only this map feeds a
+	// destructive act (cleanup), so it holds one Node per VM, and a
+	// provider-ID match always wins.
+	byVM map[int]corev1.Node
+	// claimed lists, for each VM, every Node that may stand for it. A VM
+	// with none has no Node; more entries can only withhold a join token.
+	claimed map[int][]corev1.Node
+}
+
+// nodesByVM maps VM IDs to their Nodes (vmNodes.byVM).
 func nodesByVM(ctx context.Context, cs kubernetes.Interface) (map[int]corev1.Node, error) {
-	list, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: kubeadm.LabelVMID})
+	v, err := listVMNodes(ctx, cs)
+	return v.byVM, err
+}
+
+// listVMNodes reads every Node once and maps it to its VM.
+//
+// Who can write what decides the order. spec.providerID ("one://<VMID>",
+// kubeadm.ProviderID) is set by the kubelet at registration and immutable
+// after: a Node that has one is judged by it alone, whatever its labels
+// say. The onekube.io/vm-id label is the kubelet's to change at any time
+// (NodeRestriction allows a node its own labels outside kubernetes.io and
+// k8s.io), so it only marks a Node registered before the provider ID as
+// onekube's; its VM is the ID its name ends with (<prefix>-<VMID>, and a
+// node credential is bound to its name), and the label's value is read
+// only when the name carries no ID. A kubelet that relabels itself thus
+// makes no VM look joined or unjoined. Nodes with neither were not made by
+// onekube and are never judged.
+func listVMNodes(ctx context.Context, cs kubernetes.Interface) (vmNodes, error) {
+	list, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
-		return nil, fmt.Errorf("listing nodes: %w", err)
+		return vmNodes{}, fmt.Errorf("listing nodes: %w", err)
 	}
-	out := map[int]corev1.Node{}
+	v := vmNodes{byVM: map[int]corev1.Node{}, claimed: map[int][]corev1.Node{}}
+	byProvider := map[int]bool{}
 	for _, n := range list.Items {
-		id, err := strconv.Atoi(n.Labels[kubeadm.LabelVMID])
-		if err != nil || id < 0 {
-			continue // a label no kubelet of ours wrote
+		if id, ok, err := kubeadm.ParseProviderID(n.Spec.ProviderID); ok && err == nil {
+			v.byVM[id] = n
+			byProvider[id] = true
+			v.claimed[id] = append(v.claimed[id], n)
 		}
-		out[id] = n
 	}
-	return out, nil
+	for _, n := range list.Items {
+		if n.Spec.ProviderID != "" {
+			continue // another scheme, or ours malformed: not a Node of ours
+		}
+		id, ok := nodeVMFallback(n)
+		if !ok {
+			continue
+		}
+		v.claimed[id] = append(v.claimed[id], n)
+		if !byProvider[id] {
+			v.byVM[id] = n
+		}
+	}
+	return v, nil
+}
+
+// nodeVMFallback is the VM of a Node registered without a provider ID: the
+// ID its name ends with, for a Node that carries the onekube.io/vm-id
+// label; the label's value only when the name ends with none.
+func nodeVMFallback(n corev1.Node) (int, bool) {
+	label, has := n.Labels[kubeadm.LabelVMID]
+	if !has {
+		return 0, false
+	}
+	if i := strings.LastIndexByte(n.Name, '-'); i >= 0 {
+		if id, err := strconv.Atoi(n.Name[i+1:]); err == nil && id >= 0 && strconv.Itoa(id) == n.Name[i+1:] {
+			return id, true
+		}
+	}
+	id, err := strconv.Atoi(label)
+	if err != nil || id < 0 || strconv.Itoa(id) != label {
+		return 0, false // a label no kubelet of ours wrote
+	}
+	return id, true
 }
 
 // joinWaitPhases are the phases an agent publishes from the moment it
@@ -76,33 +141,53 @@ var joinWaitPhases = []string{
 	protocol.PhaseWaitTurn, protocol.PhaseCertKeyRequest, protocol.PhaseWaitCertKey,
 }
 
-// whyNotWaiting says why a VM without a live Node does not wait to join,
-// "" when it does (booting, or waiting for the join data). From GET
-// /vms/:id.
+// whyNotWaiting says why a VM without a live Node is not expected to join,
+// "" when it is. From GET /vms/:id.
+//
+// Only oned's word makes a VM expected: it runs (STATE ACTIVE, LCM_STATE
+// RUNNING or later, not shutting down). What the VM publishes is a claim
+// any VM of the service can write, so it can only withhold a token, never
+// earn one: READY=YES (it joined once and will not join again by itself)
+// or PHASE=failed (its agent stopped). A join phase lifts only the
+// READY=YES veto, which an agent bootstrapping again leaves behind until
+// its join clears it.
 func whyNotWaiting(vm *onegate.VM) string {
 	switch vm.State {
-	case onegate.StateDone, onegate.StateStopped, onegate.StateSuspended, onegate.StatePoweroff, onegate.StateUndeployed:
-		return fmt.Sprintf("not running (STATE %d)", vm.State)
 	case onegate.StateActive:
 		switch vm.LCMState {
 		case onegate.LCMShutdown, onegate.LCMShutdownPoweroff, onegate.LCMShutdownUndeploy, onegate.LCMEpilog:
 			return fmt.Sprintf("shutting down (LCM_STATE %d)", vm.LCMState)
 		}
+		if !runStarted(vm) {
+			return fmt.Sprintf("not running yet (LCM_STATE %d)", vm.LCMState)
+		}
+	case onegate.StatePending, onegate.StateHold:
+		return fmt.Sprintf("not running yet (STATE %d)", vm.State)
+	default:
+		return fmt.Sprintf("not running (STATE %d)", vm.State)
 	}
 	ut := vm.UserTemplate
 	ready := strings.EqualFold(strings.TrimSpace(ut[vmcontext.KeyReady]), "YES")
+	phase := strings.TrimSpace(ut[vmcontext.KeyPubPhase])
 	switch {
-	case slices.Contains(joinWaitPhases, strings.TrimSpace(ut[vmcontext.KeyPubPhase])):
-		// The agent runs again on a VM that joined once (kubeadm reset
-		// and a restart, or a recreated disk): READY=YES is the earlier
-		// boot's until its join clears it, and its phase is current.
-		return ""
-	case ready:
+	case ready && !slices.Contains(joinWaitPhases, phase):
 		return "READY=YES without a Node: it joined once and will not join again by itself"
-	case strings.TrimSpace(ut[vmcontext.KeyPubPhase]) == protocol.PhaseFailed:
+	case phase == protocol.PhaseFailed:
 		return "published PHASE=failed: its agent stopped and waits for no token"
 	}
 	return ""
+}
+
+// kubeletSilentFor: the Node's Ready condition has been Unknown for at
+// least grace (the node controller sets it once the kubelet stops
+// posting; only that kubelet or the controller write a Node's status).
+func kubeletSilentFor(n corev1.Node, now time.Time, grace time.Duration) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionUnknown && now.Sub(c.LastTransitionTime.Time) >= grace
+		}
+	}
+	return false
 }
 
 func sortedKeys[V any](m map[int]V) []int {
