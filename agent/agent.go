@@ -26,9 +26,10 @@ type Source struct {
 	// (ONEKUBE_ONEGATE_CA), nil for none.
 	OneGateCA []byte
 	// Resolve returns the settings, the node's address and name, given this
-	// VM as OneGate describes it. It runs inside the discover phase, so a
-	// bad template is reported through OneGate.
-	Resolve func(self *onegate.VM) (Config, error)
+	// VM as OneGate describes it and the role OneFlow's service document
+	// lists it in. It runs inside the discover phase, so a bad template is
+	// reported through OneGate.
+	Resolve func(self *onegate.VM, role string) (Config, error)
 	// Worker is set when the context names a role (ROLE_NAME) other than
 	// the master role: such a VM spreads its first request (startspread.go).
 	Worker bool

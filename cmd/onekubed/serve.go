@@ -166,7 +166,9 @@ func tokenTTL(ctx context.Context, og agent.OneGate, src *agent.Source, log *slo
 		log.Warn("reading this VM failed; join tokens get the default lifetime", "ttl", def, "error", err)
 		return def
 	}
-	cfg, err := src.Resolve(self)
+	// Only the lifetime is read: the role, which names the node, is not
+	// needed.
+	cfg, err := src.Resolve(self, "")
 	if err != nil {
 		log.Warn("the context does not resolve; join tokens get the default lifetime", "ttl", def, "error", err)
 		return def
