@@ -124,13 +124,19 @@ func Bootstrap(ctx context.Context, opts Options, deps Deps) error {
 	if err != nil {
 		return fmt.Errorf("connecting to OneGate: %w", err)
 	}
+	// Before the first save: a state file, even a corrupt one, is this
+	// disk's memory of an earlier run (preflight).
+	hadState, err := opts.Root.Exists(state.StateFile)
+	if err != nil {
+		return fmt.Errorf("checking the state file: %w", err)
+	}
 	st, err := loadState(store, clock, log)
 	if err != nil {
 		return err
 	}
 
 	d := &bootData{st: st, tun: tun, og: og, kadm: deps.Kubeadm, exec: deps.Exec, root: opts.Root, clock: clock,
-		mclk: mclk, host: host, self: src.Creds.VMID, newCluster: opts.NewCluster}
+		mclk: mclk, host: host, self: src.Creds.VMID, newCluster: opts.NewCluster, freshDisk: !hadState}
 	d.save = func() error {
 		st.UpdatedAt = clock.Now().UTC()
 		return store.Save(st)

@@ -178,6 +178,7 @@ func newService(self int, masters, workers []int) *fakeOneGate {
 		for _, id := range ids {
 			r.Nodes = append(r.Nodes, onegate.Node{VMID: id})
 			f.vms[id] = &onegate.VM{ID: id, Name: fmt.Sprintf("%s_%d", role, id), State: 3, LCMState: 3,
+				STime:        testEpoch.Add(-time.Minute).Unix(), // a first deployment
 				UserTemplate: map[string]string{vmcontext.KeyRoleName: role, vmcontext.KeyServiceID: "7"},
 				NICs:         []onegate.NIC{{Name: "NIC0", IP: vmIP(id), MAC: vmMAC(id), Network: "k8s"}}}
 		}
