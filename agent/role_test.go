@@ -2,12 +2,17 @@ package agent
 
 import (
 	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/onekube/onekube/agent/state"
 	vmcontext "github.com/onekube/onekube/context"
 	"github.com/onekube/onekube/context/onegate"
+	"github.com/onekube/onekube/context/onegatesim"
 )
 
 // tabBypass is what oned stores after a sibling's PUT /vms/:id of
@@ -155,4 +160,66 @@ func loadTestState(t *testing.T, h *harness) *state.State {
 		t.Fatal(err)
 	}
 	return st
+}
+
+// TestRoleComesFromTheServiceDocumentThroughOneGate is the first case
+// against the simulated OneGate 6.10 and the real client: a sibling's
+// PUT /vms/:id of "\tROLE_NAME=master" passes the restricted-attribute
+// check and rewrites the worker's ROLE_NAME; the worker still joins as
+// worker-<id>.
+func TestRoleComesFromTheServiceDocumentThroughOneGate(t *testing.T) {
+	t.Parallel()
+	sim := onegatesim.New(onegatesim.Options{Dir: t.TempDir(), Version: "6.10"})
+	endpoint, err := sim.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sim.Close() })
+	sid, err := sim.Instantiate([]byte(`{"name":"k8s","deployment":"none","roles":[
+ {"name":"master","type":"vm","vm_template":1,"cardinality":1},
+ {"name":"worker","type":"vm","vm_template":2,"cardinality":2}]}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	master, workers := sim.RoleVMs(sid, "master")[0], sim.RoleVMs(sid, "worker")
+	worker, hostile := workers[0], workers[1]
+	mc, err := onegate.New(onegate.Config{Endpoint: endpoint, VMID: master.ID, Token: master.Token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := mc.UpdateVM(bounded(t),
+		onegate.KV{Key: vmcontext.KeyPubMaster, Value: master.IP.String()}, onegate.KV{Key: vmcontext.KeyPubPort, Value: "6443"},
+		onegate.KV{Key: vmcontext.KeyPubToken, Value: goodToken}, onegate.KV{Key: vmcontext.KeyPubHash, Value: goodHash},
+		onegate.KV{Key: vmcontext.KeyReady, Value: "YES"}); err != nil {
+		t.Fatal(err)
+	}
+	req, err := http.NewRequestWithContext(bounded(t), http.MethodPut, fmt.Sprintf("%s/vms/%d", endpoint, worker.ID),
+		strings.NewReader(url.Values{"data": {"\tROLE_NAME=master"}, "type": {"1"}}.Encode()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("X-ONEGATE-TOKEN", hostile.Token.Reveal())
+	req.Header.Set("X-ONEGATE-VMID", strconv.Itoa(hostile.ID))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if got := sim.UserTemplate(worker.ID)[vmcontext.KeyRoleName]; resp.StatusCode != http.StatusOK || got != "master" {
+		t.Fatalf("the bypass did not take: %d, ROLE_NAME=%q", resp.StatusCode, got)
+	}
+
+	h := newHarness(t, newService(worker.ID, nil, []int{worker.ID}))
+	h.creds = vmcontext.Credentials{Endpoint: endpoint, VMID: worker.ID, Token: worker.Token}
+	h.cfg.Address = worker.IP
+	h.newOneGate = NewOneGateClient
+	roleNamed(h)
+	if err := h.run(); err != nil {
+		t.Fatalf("bootstrap: %v\n%s", err, h.logs)
+	}
+	want := fmt.Sprintf("worker-%d", worker.ID)
+	if h.kadm.count("join") != 1 || h.kadm.count("init") != 0 || sim.UserTemplate(worker.ID)[vmcontext.KeyPubNodeName] != want {
+		t.Errorf("kubeadm calls %v, node name %q, want a join as %s", h.kadm.calls, sim.UserTemplate(worker.ID)[vmcontext.KeyPubNodeName], want)
+	}
 }
