@@ -26,9 +26,10 @@ type Source struct {
 	// (ONEKUBE_ONEGATE_CA), nil for none.
 	OneGateCA []byte
 	// Resolve returns the settings, the node's address and name, given this
-	// VM as OneGate describes it. It runs inside the discover phase, so a
-	// bad template is reported through OneGate.
-	Resolve func(self *onegate.VM) (Config, error)
+	// VM as OneGate describes it and the role OneFlow's service document
+	// lists it in. It runs inside the discover phase, so a bad template is
+	// reported through OneGate.
+	Resolve func(self *onegate.VM, role string) (Config, error)
 	// Worker is set when the context names a role (ROLE_NAME) other than
 	// the master role: such a VM spreads its first request (startspread.go).
 	Worker bool
@@ -118,13 +119,19 @@ func Bootstrap(ctx context.Context, opts Options, deps Deps) error {
 	if err != nil {
 		return fmt.Errorf("connecting to OneGate: %w", err)
 	}
+	// Before the first save: a state file, even a corrupt one, is this
+	// disk's memory of an earlier run (preflight).
+	hadState, err := opts.Root.Exists(state.StateFile)
+	if err != nil {
+		return fmt.Errorf("checking the state file: %w", err)
+	}
 	st, err := loadState(store, clock, log)
 	if err != nil {
 		return err
 	}
 
 	d := &bootData{st: st, tun: tun, og: og, kadm: deps.Kubeadm, exec: deps.Exec, root: opts.Root, clock: clock,
-		mclk: mclk, lsn: lsn, host: host, self: src.Creds.VMID, newCluster: opts.NewCluster}
+		mclk: mclk, lsn: lsn, host: host, self: src.Creds.VMID, newCluster: opts.NewCluster, freshDisk: !hadState}
 	d.save = func() error {
 		st.UpdatedAt = clock.Now().UTC()
 		return store.Save(st)

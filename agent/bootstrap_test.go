@@ -337,12 +337,23 @@ func TestInitRefusesFilesItDidNotMake(t *testing.T) {
 	}
 }
 
+// TestNotInService: a VM the service document does not list stops before
+// anything; a ROLE_NAME erased by a sibling changes nothing, the document
+// names the role (TestServiceIDIsAClaim has the other cases).
 func TestNotInService(t *testing.T) {
 	og := newService(3, []int{3}, nil)
-	delete(og.vms[3].UserTemplate, vmcontext.KeyRoleName)
+	og.service.Roles[0].Nodes = nil
+	og.service.Roles[1].Nodes = []onegate.Node{{VMID: 4}}
 	h := newHarness(t, og)
 	if err := h.run(); !errors.Is(err, ErrNotInService) {
 		t.Fatalf("err = %v, want ErrNotInService", err)
+	}
+
+	og = newService(3, []int{3}, nil)
+	delete(og.vms[3].UserTemplate, vmcontext.KeyRoleName)
+	h = newHarness(t, og)
+	if err := h.run(); err != nil || h.kadm.count("init") != 1 {
+		t.Fatalf("ROLE_NAME erased: err = %v, init %d times", err, h.kadm.count("init"))
 	}
 }
 

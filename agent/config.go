@@ -71,8 +71,11 @@ type Node struct {
 	// MasterIDs are the master role's VM IDs, lowest first.
 	MasterIDs []int
 	// MasterHint is set when MasterIDs is the context's MasterVMID alone,
-	// not yet checked against the service.
+	// which discovery found in the master role.
 	MasterHint bool
+	// RoleMasters is the master role as discovery's read of the service
+	// listed it.
+	RoleMasters []int
 	// Masters are the other master VMs as discovery read them (masters
 	// only): who published a cluster decides who initialises.
 	Masters map[int]*onegate.VM

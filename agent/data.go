@@ -42,6 +42,9 @@ type Data interface {
 	SelfID() int
 	// NewCluster is Options.NewCluster.
 	NewCluster() bool
+	// FreshDisk reports that this run found no state file: the agent
+	// never ran on this disk (a first boot, or a recreated VM).
+	FreshDisk() bool
 	// ReportWaiting announces the running phase, if it is Lazy, the first
 	// time it is called in that phase.
 	ReportWaiting(ctx context.Context)
@@ -68,6 +71,7 @@ type bootData struct {
 
 	self       int
 	newCluster bool
+	freshDisk  bool
 	// waiting announces the running Lazy phase; nil once done (Runner).
 	waiting func(context.Context)
 }
@@ -92,6 +96,7 @@ func (d *bootData) Listen(network, addr string) (net.Listener, error) { return d
 func (d *bootData) MasterClock() MasterClock { return d.mclk }
 func (d *bootData) SelfID() int              { return d.self }
 func (d *bootData) NewCluster() bool         { return d.newCluster }
+func (d *bootData) FreshDisk() bool          { return d.freshDisk }
 
 func (d *bootData) Hostname() system.Hostname { return d.host }
 

@@ -15,8 +15,9 @@ var (
 	// ErrMasterTimeout means no master published usable join data before
 	// the --master-timeout deadline.
 	ErrMasterTimeout = errors.New("timed out waiting for the master")
-	// ErrNotInService means this VM has no ROLE_NAME or SERVICE_ID: it was
-	// not instantiated by OneFlow.
+	// ErrNotInService means OneFlow's service document does not list this
+	// VM, or is not the service its SERVICE_ID claims: it was not
+	// instantiated by OneFlow, or a sibling rewrote its SERVICE_ID.
 	ErrNotInService = errors.New("this VM is not part of a OneFlow service")
 	// ErrNoCNIManifest means the image does not carry the chosen CNI.
 	ErrNoCNIManifest = errors.New("CNI manifest not found")

@@ -31,7 +31,7 @@ func TestMasterCommandLines(t *testing.T) {
 	}
 	deps := Deps{
 		LoadSource: func(context.Context) (*Source, error) {
-			return &Source{Creds: h.creds, Resolve: func(*onegate.VM) (Config, error) { return h.cfg, nil }}, nil
+			return &Source{Creds: h.creds, Resolve: func(*onegate.VM, string) (Config, error) { return h.cfg, nil }}, nil
 		},
 		NewOneGate: func(OneGateConfig) (OneGate, error) { return og, nil },
 		Kubeadm:    kubeadm.Runner{Exec: exec},

@@ -182,6 +182,7 @@ func newService(self int, masters, workers []int) *fakeOneGate {
 		for _, id := range ids {
 			r.Nodes = append(r.Nodes, onegate.Node{VMID: id})
 			f.vms[id] = &onegate.VM{ID: id, Name: fmt.Sprintf("%s_%d", role, id), State: 3, LCMState: 3,
+				STime:        testEpoch.Add(-time.Minute).Unix(), // a first deployment
 				UserTemplate: map[string]string{vmcontext.KeyRoleName: role, vmcontext.KeyServiceID: "7"},
 				NICs:         []onegate.NIC{{Name: "NIC0", IP: vmIP(id), MAC: vmMAC(id), Network: "k8s"}}}
 		}
@@ -372,6 +373,9 @@ type harness struct {
 	opts  Options
 	// loadErr / resolveErr simulate a broken context.
 	loadErr, resolveErr error
+	// resolve, when set, replaces the settings (h.cfg), given this VM and
+	// the role discovery found it in.
+	resolve func(self *onegate.VM, role string) (Config, error)
 	// masterClock is every master's clock as this VM reads it (nil: the
 	// same as this VM's, h.clock).
 	masterClock *fakeMasterClock
@@ -435,7 +439,12 @@ func (h *harness) run() error {
 			if h.loadErr != nil {
 				return nil, h.loadErr
 			}
-			return &Source{Creds: h.creds, Resolve: func(*onegate.VM) (Config, error) { return h.cfg, h.resolveErr }}, nil
+			return &Source{Creds: h.creds, Resolve: func(self *onegate.VM, role string) (Config, error) {
+				if h.resolve != nil {
+					return h.resolve(self, role)
+				}
+				return h.cfg, h.resolveErr
+			}}, nil
 		},
 		NewOneGate: func(c OneGateConfig) (OneGate, error) {
 			if h.newOneGate != nil {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 
 	"github.com/onekube/onekube/agent/kubeadm"
 	"github.com/onekube/onekube/agent/state"
@@ -13,12 +12,13 @@ import (
 	"github.com/onekube/onekube/context/onegate"
 )
 
-// discoverPhase asks OneGate who this VM is (GET /vm) and who the masters
-// are (GET /service), resolves the context settings against this VM's NICs
-// and identity, checks the image's kubeadm is the release asked for, and
-// decides the node's kind. resolve is the context half, kept out of Data so
-// phases never see raw context variables.
-func discoverPhase(resolve func(*onegate.VM) (Config, error)) func(context.Context, Data) error {
+// discoverPhase asks OneGate who this VM is (GET /vm) and which role it
+// is in (GET /service: OneFlow's roles[].nodes[], never the ROLE_NAME any
+// sibling can rewrite; membership.go), resolves the context settings
+// against this VM's NICs and identity, checks the image's kubeadm is the
+// release asked for, and decides the node's kind. resolve is the context
+// half, kept out of Data so phases never see raw context variables.
+func discoverPhase(resolve func(*onegate.VM, string) (Config, error)) func(context.Context, Data) error {
 	return func(ctx context.Context, d Data) error {
 		vm, err := getVM(ctx, d)
 		if err != nil {
@@ -30,16 +30,20 @@ func discoverPhase(resolve func(*onegate.VM) (Config, error)) func(context.Conte
 		}
 		n := d.Node()
 		n.Self, n.VMID = vm, vm.ID
-		n.RoleName = vm.UserTemplate[vmcontext.KeyRoleName]
-		sid := vm.UserTemplate[vmcontext.KeyServiceID]
-		if n.RoleName == "" || sid == "" {
-			return fmt.Errorf("%w: VM %d has no %s or %s in its user template", ErrNotInService, vm.ID, vmcontext.KeyRoleName, vmcontext.KeyServiceID)
+		// The one read of the short service document every VM makes:
+		// a straight worker's confirms its master hint with it too.
+		svc, err := readService(ctx, d)
+		if err != nil {
+			return err
 		}
-		if n.ServiceID, err = strconv.Atoi(sid); err != nil {
-			return fmt.Errorf("%w: VM %d has a malformed %s", ErrNotInService, vm.ID, vmcontext.KeyServiceID)
+		role, err := memberRole(svc, vm)
+		if err != nil {
+			return err
 		}
+		noteRoleClaim(d, vm, role)
+		n.RoleName, n.ServiceID = keepRoleName(d, role), svc.ID
 
-		cfg, err := resolve(vm)
+		cfg, err := resolve(vm, n.RoleName)
 		if err != nil {
 			return fmt.Errorf("reading settings: %w", err)
 		}
@@ -48,15 +52,18 @@ func discoverPhase(resolve func(*onegate.VM) (Config, error)) func(context.Conte
 			return err
 		}
 
+		if n.RoleMasters, err = roleIDs(svc, cfg.MasterRole); IsRetryable(err) {
+			// OneFlow fills a role as it creates VMs: read again.
+			n.RoleMasters, err = masterIDs(ctx, d, cfg.MasterRole)
+		}
+		if err != nil {
+			return err
+		}
+		n.MasterIDs = n.RoleMasters
 		if n.RoleName != cfg.MasterRole && cfg.MasterVMID != nil {
 			// A straight deployment's worker: OneFlow named the master
-			// at creation, and the service document (about 150 bytes a
-			// VM) need not be read up front. waitMaster reads it once,
-			// when it would act on that master, to confirm it is in the
-			// master role (hint.go).
-			n.MasterIDs, n.MasterHint = []int{*cfg.MasterVMID}, true
-		} else if n.MasterIDs, err = masterIDs(ctx, d, cfg.MasterRole); err != nil {
-			return err
+			// at creation; it is followed if the master role lists it.
+			n.MasterIDs, n.MasterHint = confirmHint(d, *cfg.MasterVMID, n.RoleMasters)
 		}
 		if n.RoleName == cfg.MasterRole {
 			if n.Masters, err = readMasters(ctx, d, n.MasterIDs); err != nil {
@@ -160,7 +167,7 @@ func adoptState(d Data) error {
 		d.Log().Warn("keeping the role of the previous run", "previous", st.Role, "discovered", string(n.Kind))
 		n.Kind = Kind(st.Role)
 	}
-	st.VMID, st.Role = n.VMID, string(n.Kind)
+	st.VMID, st.Role, st.RoleName = n.VMID, string(n.Kind), n.RoleName
 	return nil
 }
 
@@ -197,6 +204,12 @@ func readMasterIDs(ctx context.Context, d Data, masterRole string) ([]int, error
 	if err != nil {
 		return nil, err
 	}
+	return roleIDs(svc, masterRole)
+}
+
+// roleIDs returns the master role's VM IDs in svc, lowest first; none yet
+// is retryable.
+func roleIDs(svc *onegate.Service, masterRole string) ([]int, error) {
 	role := svc.Role(masterRole)
 	if role == nil {
 		return nil, fmt.Errorf("service %d has no role %q (set %s to the master role's name)", svc.ID, masterRole, vmcontext.KeyMasterRole)

@@ -32,9 +32,8 @@ const hintPatience = 40 * time.Second
 // paced by the initializing master's published estimate (pace.go). It
 // stops at once when the initializing master published PHASE=failed, and
 // re-reads the service every serviceRefresh, or at once when the master
-// the context named is not one OneGate shows this VM; before acting on
-// that named master at all it reads the service once to confirm it is in
-// the master role (hint.go). It never reads the
+// the context named is not one OneGate shows this VM (discovery confirmed
+// that master is in the master role: hint.go). It never reads the
 // extended service document, whose size grows with the cluster, and never
 // falls back to creating a cluster of its own. The phase is announced only
 // when the first look finds no join data: a worker of a straight
@@ -57,7 +56,6 @@ func waitMaster(ctx context.Context, d Data) error {
 	firstLook := lastRead
 	toldStale := false
 	judge := &expiryJudge{d: d}
-	var hint hintCheck
 	var look func(ctx context.Context) error
 	look = func(ctx context.Context) error {
 		if d.Clock().Now().Sub(lastRead) >= serviceRefresh {
@@ -78,18 +76,6 @@ func waitMaster(ctx context.Context, d Data) error {
 				continue
 			}
 			m, reason := readyMaster(vm, d.Config().Port)
-			if i == 0 && n.MasterHint && !hint.done && leansOnHint(vm, reason) {
-				ok, err := hint.confirm(ctx, d)
-				if err != nil {
-					return err
-				}
-				lastRead = d.Clock().Now()
-				if !ok {
-					// The service answered: look at every master now.
-					w.expired = fmt.Errorf("%w (master VMs %s)", ErrMasterTimeout, idList(n.MasterIDs))
-					return look(ctx)
-				}
-			}
 			if i == 0 {
 				eta = publishedETA(vm)
 				hintAlive = isReady(vm) && running(vm)
@@ -126,13 +112,9 @@ func waitMaster(ctx context.Context, d Data) error {
 			// without a token is first given that patience: its serve
 			// mints one for a waiting VM within a tick.
 			d.Log().Info("the master the context names cannot serve this worker; reading the service for the others", "master_vm", n.MasterIDs[0])
-			if hint.done {
-				// Confirming the hint read the service already.
-				setMasters(d, hint.role)
-			} else {
-				refreshMasters(ctx, d)
-				lastRead = d.Clock().Now()
-			}
+			// Discovery read the service already, and confirmed the
+			// hint with it.
+			setMasters(d, n.RoleMasters)
 			w.expired = fmt.Errorf("%w (master VMs %s)", ErrMasterTimeout, idList(n.MasterIDs))
 			if !n.MasterHint {
 				// The service answered: look at every master now,

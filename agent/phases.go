@@ -30,7 +30,7 @@ const (
 
 // discoverPhases is the start of every boot: who am I, who are the
 // masters, and is it safe to run kubeadm on this disk at all.
-func discoverPhases(resolve func(self *onegate.VM) (Config, error)) []Phase {
+func discoverPhases(resolve func(self *onegate.VM, role string) (Config, error)) []Phase {
 	return []Phase{
 		// Quiet: a failure still names it, and its report would be one
 		// more update per VM in the start-up burst.

@@ -33,8 +33,11 @@ var kubeadmFiles = []string{AdminConfFile, KubeletConfFile, APIServerManifest, C
 //     first). The lone initialiser is refused unless the operator passed
 //     --new-cluster. A recreated worker joins again: a join cannot fork a
 //     cluster.
-//  5. Nothing anywhere: a first boot.
-func preflight(_ context.Context, d Data) error {
+//  5. Nothing anywhere, on a disk that never ran the agent: the
+//     initialiser checks oned's word that this is the service's first
+//     deployment (firstdeploy.go), unless the operator passed
+//     --new-cluster; everyone else goes on, a first boot.
+func preflight(ctx context.Context, d Data) error {
 	st, n := d.State(), d.Node()
 	files, err := presentFiles(d)
 	if err != nil {
@@ -64,6 +67,8 @@ func preflight(_ context.Context, d Data) error {
 			"if that cluster is gone run `onekube-agent bootstrap --new-cluster` (its workers must then be reset and rejoined). "+
 			"Starting over silently would fork the cluster; published: %s",
 			ErrRefused, n.VMID, strings.Join(publishedCluster(n.Self), ", "))
+	case n.Kind == KindInit && d.FreshDisk() && !d.NewCluster():
+		return checkFirstDeployment(ctx, d)
 	}
 	return nil
 }

@@ -25,19 +25,21 @@ func ContextSource(root system.Root, contextFile string, getenv func(string) str
 		return &Source{
 			Creds:        vc.Creds,
 			OneGateCA:    vc.OneGateCA,
-			Resolve:      func(self *onegate.VM) (Config, error) { return ConfigFromVars(vc.Vars, self) },
+			Resolve:      func(self *onegate.VM, role string) (Config, error) { return ConfigFromVars(vc.Vars, self, role) },
 			Worker:       contextWorker(vc.Vars),
 			MasterHinted: vc.Vars.Get(vmcontext.KeyMasterVMID) != "",
 		}, nil
 	}
 }
 
-// ConfigFromVars resolves the agent's Config from context variables and
-// this VM as OneGate describes it (self): the validated settings; the NIC
-// ONEAPP_K8S_ADDRESS picks, with network names from OneGate; address
-// families that agree; and the node name <prefix>-<VMID>, from the VM's
-// OpenNebula identity, never from the image's hostname.
-func ConfigFromVars(vars vmcontext.Vars, self *onegate.VM) (Config, error) {
+// ConfigFromVars resolves the agent's Config from context variables, this
+// VM as OneGate describes it (self) and its role as OneFlow's service
+// document lists it: the validated settings; the NIC ONEAPP_K8S_ADDRESS
+// picks, with network names from OneGate; address families that agree;
+// and the node name <prefix>-<VMID>, from the VM's OpenNebula identity,
+// never from the image's hostname nor from ROLE_NAME, which any sibling
+// can rewrite (docs/trust.md).
+func ConfigFromVars(vars vmcontext.Vars, self *onegate.VM, role string) (Config, error) {
 	s, err := vars.Settings()
 	if err != nil {
 		return Config{}, err
@@ -70,7 +72,7 @@ func ConfigFromVars(vars vmcontext.Vars, self *onegate.VM) (Config, error) {
 		Port:            s.Port,
 		PodsNetwork:     s.PodsNetwork,
 		ServicesNetwork: s.ServicesNetwork,
-		NodeName:        vmcontext.NodeName(s.NodePrefix, self.UserTemplate[vmcontext.KeyRoleName], self.ID),
+		NodeName:        vmcontext.NodeName(s.NodePrefix, role, self.ID),
 		Version:         s.Version,
 		CNI:             s.CNI,
 		TaintedMaster:   s.TaintedMaster,

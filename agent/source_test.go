@@ -76,12 +76,14 @@ func TestConfigFromVars(t *testing.T) {
 		"no address anywhere":        {vars: vmcontext.Vars{}, self: &onegate.VM{ID: 42}, wantErr: vmcontext.KeyAddress},
 		"prefix too long for a name": {vars: base(vmcontext.KeyNodeName, strings.Repeat("a", 41)), self: self("worker"), wantErr: vmcontext.KeyNodeName},
 	}
-	vip, err := ConfigFromVars(vmcontext.Vars{vmcontext.KeyControlPlaneEP: "10.1.0.100", "ETH0_IP": "192.0.2.10", "ETH0_MAC": "02:00:c0:00:02:0a"}, self("worker"))
+	vip, err := ConfigFromVars(vmcontext.Vars{vmcontext.KeyControlPlaneEP: "10.1.0.100", "ETH0_IP": "192.0.2.10", "ETH0_MAC": "02:00:c0:00:02:0a"}, self("worker"), "worker")
 	if err != nil || vip.Endpoint != "10.1.0.100:6443" {
 		t.Errorf("user endpoint: %q, %v", vip.Endpoint, err)
 	}
 	for name, c := range cases {
-		got, err := ConfigFromVars(c.vars, c.self)
+		// The test's VMs carry their role in ROLE_NAME; discovery passes
+		// the role the service document lists.
+		got, err := ConfigFromVars(c.vars, c.self, c.self.UserTemplate[vmcontext.KeyRoleName])
 		if c.wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), c.wantErr) {
 				t.Errorf("%s: err = %v, want %q", name, err, c.wantErr)

@@ -229,7 +229,7 @@ func TestAddressIsChosenByTheSelector(t *testing.T) {
 	h := newHarness(t, og)
 	vars := vmcontext.Vars{"ETH0_IP": vmIP(3), "ETH0_MAC": vmMAC(3), "ETH1_IP": "172.16.0.3", "ETH1_MAC": "02:00:ac:10:00:03",
 		vmcontext.KeyAddress: "storage", vmcontext.KeyCNI: "none"}
-	cfg, err := ConfigFromVars(vars, og.vms[3])
+	cfg, err := ConfigFromVars(vars, og.vms[3], "master")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,9 +35,13 @@ const FormatVersion = 2
 
 // State is the agent's memory. A missing file is the empty state.
 type State struct {
-	VMID  int    `json:"vmid,omitempty"`
-	Role  string `json:"role,omitempty"`
-	Phase string `json:"phase,omitempty"` // the phase running or last run
+	VMID int `json:"vmid,omitempty"`
+	// Role is the kind of node this VM bootstrapped as (init,
+	// control-plane, worker); RoleName the OneFlow role the service
+	// document listed it in. Once kubeadm ran, neither changes.
+	Role     string `json:"role,omitempty"`
+	RoleName string `json:"role_name,omitempty"`
+	Phase    string `json:"phase,omitempty"` // the phase running or last run
 	// Completed lists the phases that finished, in order.
 	Completed []string `json:"completed,omitempty"`
 	// Attempted lists the commands started and not known to have finished
@@ -72,7 +76,7 @@ func (s *State) Empty() bool { return len(s.Completed) == 0 && len(s.Attempted) 
 // Restart forgets the work of an earlier bootstrap (it was undone with
 // kubeadm reset), keeping whose state this is.
 func (s *State) Restart() {
-	*s = State{VMID: s.VMID, Role: s.Role, UpdatedAt: s.UpdatedAt}
+	*s = State{VMID: s.VMID, Role: s.Role, RoleName: s.RoleName, UpdatedAt: s.UpdatedAt}
 }
 
 // Done reports whether phase completed.

@@ -136,6 +136,11 @@ func decodeVMObject(obj map[string]any, path string) (*VM, error) {
 			return nil, err
 		}
 	}
+	// Lenient: a missing or odd STIME is unknown (0), never a VM that
+	// does not decode.
+	if s, ok := scalar(obj["STIME"]); ok {
+		vm.STime, _ = strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	}
 	if ut, ok := obj["USER_TEMPLATE"].(map[string]any); ok {
 		for k, v := range ut {
 			// Vectors and repeated keys (objects, arrays) are left out.

@@ -129,7 +129,7 @@ func TestDecodeService(t *testing.T) {
 		}}},
 		{"service-extended.json", &onegate.Service{ID: 21, Name: "asd", State: 2, Roles: []onegate.Role{
 			{Name: "master", Cardinality: 1, State: 2, Nodes: []onegate.Node{{VMID: 49, VM: &onegate.VM{
-				ID: 49, Name: "master_0_(service_21)", State: 3, LCMState: 3,
+				ID: 49, Name: "master_0_(service_21)", State: 3, LCMState: 3, STime: 1700000000,
 				UserTemplate: map[string]string{"READY": "YES", "ROLE_NAME": "master", "SERVICE_ID": "21"},
 				NICs:         []onegate.NIC{{Name: "NIC0", IP: "172.20.0.100", IP6: "2001:db8::64", MAC: "02:00:ac:14:00:64", Network: "service"}},
 				Context:      map[string]string{"NETWORK": "YES", "TOKEN": "YES", "ETH0_IP": "172.20.0.100"},

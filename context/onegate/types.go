@@ -19,6 +19,11 @@ type VM struct {
 	// SERVICE_ID, READY, ONEGATE_K8S_*). Nested vectors are left out.
 	UserTemplate map[string]string
 	NICs         []NIC
+	// STime is when oned created the VM (STIME, epoch seconds), which
+	// `onevm recover --recreate` keeps (src/vm/VirtualMachine.cc sets it
+	// only at allocation). Only the extended service document carries
+	// it; 0 otherwise.
+	STime int64
 	// Context holds the scalar TEMPLATE.CONTEXT values. Only the extended
 	// service document carries them (GET /vm never does); nil otherwise.
 	Context map[string]string
