@@ -11,7 +11,6 @@ import (
 	vmcontext "github.com/onekube/onekube/context"
 )
 
-
 func TestJournalHandlerFields(t *testing.T) {
 	t.Parallel()
 	type entry struct {
