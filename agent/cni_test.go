@@ -191,7 +191,7 @@ func TestMasterInstallsCNI(t *testing.T) {
 	if err := h.run(); err != nil {
 		t.Fatal(err)
 	}
-	if h.exec.Count("kubectl") != 1 {
+	if h.exec.Count("kubectl") != 2 { // the worker join RBAC, then the CNI
 		t.Errorf("kubectl calls %d", h.exec.Count("kubectl"))
 	}
 }

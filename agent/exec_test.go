@@ -49,6 +49,7 @@ func TestMasterCommandLines(t *testing.T) {
 	want := []string{
 		"kubeadm version -o short",
 		"kubeadm init --config " + h.root.Path(InitConfigFile) + " --upload-certs --skip-token-print --skip-certificate-key-print",
+		"kubectl --kubeconfig " + h.root.Path(AdminConfFile) + " apply -f -",
 		"kubectl --kubeconfig " + h.root.Path(AdminConfFile) + " apply -f " + h.root.Path("/var/lib/onekube/cni-flannel.yaml"),
 	}
 	if strings.Join(lines, "\n") != strings.Join(want, "\n") {

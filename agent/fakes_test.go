@@ -401,11 +401,13 @@ func newHarness(t *testing.T, og *fakeOneGate) *harness {
 	}
 	ca, _ := testCA(t)
 	h := &harness{
-		t:     t,
-		root:  root,
-		og:    og,
-		kadm:  &fakeKubeadm{root: root, version: "v1.36.3", caPEM: ca},
-		exec:  &systemtest.FakeExec{},
+		t:    t,
+		root: root,
+		og:   og,
+		kadm: &fakeKubeadm{root: root, version: "v1.36.3", caPEM: ca},
+		// Every initializing master applies the worker join RBAC
+		// (phase_workerrbac.go); tests add replies after this one.
+		exec:  (&systemtest.FakeExec{}).On("kubectl", systemtest.Reply{}),
 		clock: systemtest.NewClock(testEpoch),
 		logs:  &strings.Builder{},
 		cfg: Config{

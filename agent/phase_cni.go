@@ -6,18 +6,12 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
-	"time"
 
-	"github.com/onekube/onekube/agent/system"
 	vmcontext "github.com/onekube/onekube/context"
 )
 
 // CNINone turns the CNI phase off (the user installs one later).
 const CNINone = "none"
-
-// kubectlTimeout bounds one kubectl apply; the wait around it retries a
-// fresh control plane's refusals for up to the command timeout.
-const kubectlTimeout = 2 * time.Minute
 
 func wantsCNI(d Data) (bool, error) {
 	name := d.Config().CNI
@@ -47,29 +41,7 @@ func installCNI(ctx context.Context, d Data) error {
 	if err := d.Root().WriteFile(dst, manifest, 0o644); err != nil {
 		return fmt.Errorf("writing %s: %w", dst, err)
 	}
-	// kubeadm init returns once the API server answers, but a fresh
-	// control plane may still refuse a request or two: retry for a while.
-	w := &waiter{
-		what:    "applying the CNI manifest",
-		timeout: d.Settings().CommandTimeout,
-		initial: d.Settings().PollInterval,
-		max:     d.Settings().MaxPollInterval,
-		clock:   d.Clock(),
-		log:     d.Log(),
-	}
-	return w.run(ctx, func(ctx context.Context) error {
-		ctx, cancel := context.WithTimeout(ctx, min(kubectlTimeout, d.Settings().CommandTimeout))
-		defer cancel()
-		_, err := d.Exec().Run(ctx, system.Cmd{
-			Name: "kubectl",
-			Args: []string{"--kubeconfig", d.Root().Path(AdminConfFile), "apply", "-f", d.Root().Path(dst)},
-		})
-		var ee *system.ExitError
-		if errors.As(err, &ee) {
-			return Retryable(err)
-		}
-		return err
-	})
+	return kubectlApply(ctx, d, "the CNI manifest", d.Root().Path(dst), nil)
 }
 
 func validCNIName(s string) bool {

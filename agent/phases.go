@@ -16,6 +16,7 @@ const (
 	PhaseToken          = protocol.PhaseToken
 	PhaseRenderInit     = protocol.PhaseRenderInit
 	PhaseKubeadmInit    = protocol.PhaseKubeadmInit
+	PhaseWorkerRBAC     = protocol.PhaseWorkerRBAC
 	PhaseCNI            = protocol.PhaseCNI
 	PhaseDiscoveryHash  = protocol.PhaseDiscoveryHash
 	PhaseWaitMaster     = protocol.PhaseWaitMaster
@@ -50,6 +51,9 @@ func phasesFor(k Kind) []Phase {
 			{Name: PhaseLBSeed, Run: seedBalancer, RunIf: notDone(PhaseKubeadmInit), Quiet: true},
 			{Name: PhaseRenderInit, Run: renderInit, RunIf: notDone(PhaseKubeadmInit), Quiet: true},
 			{Name: PhaseKubeadmInit, Run: kubeadmInit, Once: true, Estimate: untilInitDone},
+			// Before publishing: init's token is a worker token, and
+			// serve grants its group only later.
+			{Name: PhaseWorkerRBAC, Run: grantWorkerJoin, Quiet: true},
 			{Name: PhaseCNI, Run: installCNI, Once: true, RunIf: wantsCNI, Estimate: afterInit},
 			{Name: PhaseDiscoveryHash, Run: discoveryHash, Quiet: true},
 			{Name: PhasePublish, Run: publishMaster, Quiet: true},

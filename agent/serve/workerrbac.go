@@ -9,84 +9,98 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/yaml"
 
 	"github.com/onekube/onekube/agent/kubeadm"
 )
 
 // What a worker's join token may do. Worker tokens carry
 // kubeadm.WorkerTokenGroup instead of kubeadm's default-node-token group,
-// because kubeadm binds that group to the kubeadm-certs Secret (the CA
-// keys, encrypted with the certificate key: phases/copycerts/copycerts.go)
-// and every VM of the service can read the worker token. The grants below
-// are what kubeadm gives its own group for a join, minus kubeadm-certs:
-//
-//   - create and watch its CSR: system:node-bootstrapper, as kubeadm's
-//     kubeadm:kubelet-bootstrap (phases/bootstraptoken/node/tlsbootstrap.go);
-//   - the node-client CSR auto-approval, as kubeadm's
-//     kubeadm:node-autoapprove-bootstrap (same file);
-//   - get nodes, as kubeadm:get-nodes (same file: join checks that no
-//     Ready Node has its name);
-//   - read the kubeadm-config, kubelet-config and kube-proxy ConfigMaps, as
-//     kubeadm:nodes-kubeadm-config (phases/uploadconfig/uploadconfig.go),
-//     kubeadm:kubelet-config (phases/kubelet/config.go) and kube-proxy
-//     (phases/addons/proxy/proxy.go).
-//
-// kube-public/cluster-info is anonymous already. Control-plane joins get a
-// token of kubeadm's group (controlplane.go): they need kubeadm-certs.
-const (
-	workerJoinName = "onekube:worker-join"
-	// Built-in ClusterRoles (kubernetes plugin/pkg/auth/authorizer/rbac/
-	// bootstrappolicy).
-	nodeBootstrapperRole = "system:node-bootstrapper"
-	nodeClientApprove    = "system:certificates.k8s.io:certificatesigningrequests:nodeclient"
-)
+// because kubeadm binds that group to the kubeadm-certs Secret and every
+// VM of the service can read the worker token. The grant is
+// kubeadm.WorkerJoinRBAC (why each rule: agent/kubeadm/workerrbac.go); the
+// initializing master applies the same manifest before it publishes, so
+// the first workers need not wait for serve.
 
-var managedBy = map[string]string{"app.kubernetes.io/managed-by": "onekube"}
-
-func workerGroup() []rbacv1.Subject {
-	return []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: kubeadm.WorkerTokenGroup}}
+// workerJoinObjects is kubeadm.WorkerJoinRBAC decoded.
+type workerJoinObjects struct {
+	clusterRoles        []*rbacv1.ClusterRole
+	clusterRoleBindings []*rbacv1.ClusterRoleBinding
+	roles               []*rbacv1.Role
+	roleBindings        []*rbacv1.RoleBinding
 }
 
-func clusterRoleRef(name string) rbacv1.RoleRef {
-	return rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name}
-}
-
-func meta(name, ns string) metav1.ObjectMeta {
-	return metav1.ObjectMeta{Name: name, Namespace: ns, Labels: managedBy}
-}
-
-// workerJoinRBAC is the whole grant.
-func workerJoinRBAC() ([]*rbacv1.ClusterRole, []*rbacv1.ClusterRoleBinding, *rbacv1.Role, *rbacv1.RoleBinding) {
-	getNodes := &rbacv1.ClusterRole{ObjectMeta: meta(workerJoinName+"-get-nodes", ""), Rules: []rbacv1.PolicyRule{{
-		APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get"},
-	}}}
-	bindings := []*rbacv1.ClusterRoleBinding{
-		{ObjectMeta: meta(workerJoinName+"-bootstrap", ""), RoleRef: clusterRoleRef(nodeBootstrapperRole), Subjects: workerGroup()},
-		{ObjectMeta: meta(workerJoinName+"-autoapprove", ""), RoleRef: clusterRoleRef(nodeClientApprove), Subjects: workerGroup()},
-		{ObjectMeta: meta(getNodes.Name, ""), RoleRef: clusterRoleRef(getNodes.Name), Subjects: workerGroup()},
+// decodeWorkerJoinRBAC reads the manifest strictly: an unknown field or
+// kind is a build mistake, found by the tests before any cluster sees it.
+func decodeWorkerJoinRBAC() (workerJoinObjects, error) {
+	var objs workerJoinObjects
+	for i, doc := range kubeadm.WorkerJoinRBACDocuments() {
+		var tm metav1.TypeMeta
+		if err := yaml.Unmarshal(doc, &tm); err != nil {
+			return objs, fmt.Errorf("worker join RBAC, document %d: %w", i+1, err)
+		}
+		if tm.APIVersion != rbacv1.SchemeGroupVersion.String() {
+			return objs, fmt.Errorf("worker join RBAC, document %d: apiVersion %q", i+1, tm.APIVersion)
+		}
+		var err error
+		switch tm.Kind {
+		case "ClusterRole":
+			o := new(rbacv1.ClusterRole)
+			err = yaml.UnmarshalStrict(doc, o)
+			objs.clusterRoles = append(objs.clusterRoles, o)
+		case "ClusterRoleBinding":
+			o := new(rbacv1.ClusterRoleBinding)
+			err = yaml.UnmarshalStrict(doc, o)
+			objs.clusterRoleBindings = append(objs.clusterRoleBindings, o)
+		case "Role":
+			o := new(rbacv1.Role)
+			err = yaml.UnmarshalStrict(doc, o)
+			objs.roles = append(objs.roles, o)
+		case "RoleBinding":
+			o := new(rbacv1.RoleBinding)
+			err = yaml.UnmarshalStrict(doc, o)
+			objs.roleBindings = append(objs.roleBindings, o)
+		default:
+			err = fmt.Errorf("unexpected kind %q", tm.Kind)
+		}
+		if err != nil {
+			return objs, fmt.Errorf("worker join RBAC, document %d: %w", i+1, err)
+		}
 	}
-	role := &rbacv1.Role{ObjectMeta: meta(workerJoinName+"-config", metav1.NamespaceSystem), Rules: []rbacv1.PolicyRule{{
-		APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get"},
-		ResourceNames: []string{"kubeadm-config", "kubelet-config", "kube-proxy"},
-	}}}
-	rb := &rbacv1.RoleBinding{ObjectMeta: meta(role.Name, metav1.NamespaceSystem),
-		RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name}, Subjects: workerGroup()}
-	return []*rbacv1.ClusterRole{getNodes}, bindings, role, rb
+	return objs, nil
 }
 
 // EnsureWorkerJoinRBAC creates or repairs the worker group's grant.
 func EnsureWorkerJoinRBAC(ctx context.Context, cs kubernetes.Interface) error {
-	roles, bindings, role, rb := workerJoinRBAC()
-	for _, r := range roles {
+	objs, err := decodeWorkerJoinRBAC()
+	if err != nil {
+		return err
+	}
+	for _, r := range objs.clusterRoles {
 		if err := ensureClusterRole(ctx, cs, r); err != nil {
 			return err
 		}
 	}
-	for _, b := range bindings {
+	for _, b := range objs.clusterRoleBindings {
 		if err := ensureClusterRoleBinding(ctx, cs, b); err != nil {
 			return err
 		}
 	}
+	for _, r := range objs.roles {
+		if err := ensureRole(ctx, cs, r); err != nil {
+			return err
+		}
+	}
+	for _, b := range objs.roleBindings {
+		if err := ensureRoleBinding(ctx, cs, b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ensureRole creates role, or repairs its rules.
+func ensureRole(ctx context.Context, cs kubernetes.Interface, role *rbacv1.Role) error {
 	rs := cs.RbacV1().Roles(role.Namespace)
 	switch got, err := rs.Get(ctx, role.Name, metav1.GetOptions{}); {
 	case apierrors.IsNotFound(err):
@@ -101,6 +115,11 @@ func EnsureWorkerJoinRBAC(ctx context.Context, cs kubernetes.Interface) error {
 			return fmt.Errorf("repairing role %s: %w", role.Name, err)
 		}
 	}
+	return nil
+}
+
+// ensureRoleBinding creates rb, or repairs its role and subjects.
+func ensureRoleBinding(ctx context.Context, cs kubernetes.Interface, rb *rbacv1.RoleBinding) error {
 	rbs := cs.RbacV1().RoleBindings(rb.Namespace)
 	switch got, err := rbs.Get(ctx, rb.Name, metav1.GetOptions{}); {
 	case apierrors.IsNotFound(err):

@@ -11,6 +11,7 @@ const (
 	PhaseToken          = "token"
 	PhaseRenderInit     = "render-init"
 	PhaseKubeadmInit    = "kubeadm-init"
+	PhaseWorkerRBAC     = "worker-rbac"
 	PhaseCNI            = "cni"
 	PhaseDiscoveryHash  = "discovery-hash"
 	PhaseWaitMaster     = "wait-master"

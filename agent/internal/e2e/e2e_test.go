@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -186,8 +187,12 @@ func TestWorkersFirst(t *testing.T) {
 			t.Errorf("VM %d: READY=%q PHASE=%q", vm.ID, ut[vmcontext.KeyReady], ut[vmcontext.KeyPubPhase])
 		}
 	}
-	if applies := byCommand(entries, "kubectl", "apply"); len(applies) != 1 {
-		t.Errorf("CNI applied %d times, want 1", len(applies))
+	// The worker join RBAC from stdin, before the master published (the
+	// workers joined with init's token), then the CNI.
+	applies := byCommand(entries, "kubectl", "apply")
+	if len(applies) != 2 || !slices.Contains(applies[0].Args, "-") ||
+		!slices.Contains(applies[0].Objects, "RoleBinding/onekube:worker-join-config") || slices.Contains(applies[1].Args, "-") {
+		t.Errorf("kubectl applies %+v, want the worker join RBAC then the CNI", applies)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
