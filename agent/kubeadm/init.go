@@ -107,13 +107,7 @@ func RenderInit(p InitParams) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rendering kubeadm init config: %w", err)
 	}
-	var docs []any
-	if c.apiVersion == V1Beta4 {
-		docs = initV1Beta4(c)
-	} else {
-		docs = initV1Beta3(c)
-	}
-	out, err := marshalDocs(docs...)
+	out, err := marshalDocs(initV1Beta4(c)...)
 	if err != nil {
 		return nil, fmt.Errorf("rendering kubeadm init config: %w", err)
 	}
