@@ -396,7 +396,7 @@ func newHarness(t *testing.T, og *fakeOneGate) *harness {
 		t:     t,
 		root:  root,
 		og:    og,
-		kadm:  &fakeKubeadm{root: root, version: "v1.36.3", caPEM: ca},
+		kadm:  &fakeKubeadm{root: root, version: "v1.37.2", caPEM: ca},
 		exec:  &systemtest.FakeExec{},
 		clock: systemtest.NewClock(testEpoch),
 		logs:  &strings.Builder{},

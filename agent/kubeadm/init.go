@@ -10,7 +10,7 @@ import (
 
 // InitParams is what the first control-plane node's `kubeadm init` needs.
 type InitParams struct {
-	// KubernetesVersion is the full target release, e.g. "v1.36.3"; it also
+	// KubernetesVersion is the full target release, e.g. "v1.37.2"; it also
 	// picks the config API version. Required: the agent resolves an empty
 	// input with Runner.Version.
 	KubernetesVersion string

@@ -31,7 +31,7 @@ const (
 
 func baseInit() InitParams {
 	return InitParams{
-		KubernetesVersion: "v1.36.3",
+		KubernetesVersion: "v1.37.2",
 		NodeName:          "onekube-master-0",
 		AdvertiseAddress:  netip.MustParseAddr("192.0.2.10"),
 		BindPort:          6443,
@@ -44,7 +44,7 @@ func baseInit() InitParams {
 
 func baseJoin() JoinParams {
 	return JoinParams{
-		KubernetesVersion: "v1.36.3",
+		KubernetesVersion: "v1.37.2",
 		NodeName:          "onekube-worker-1",
 		NodeIP:            netip.MustParseAddr("192.0.2.11"),
 		APIServerEndpoint: "192.0.2.10:6443",
@@ -196,7 +196,7 @@ func TestRenderRoundTrip(t *testing.T) {
 		t.Errorf("kubelet args %v", ic.NodeRegistration.KubeletExtraArgs)
 	case ic.LocalAPIEndpoint.AdvertiseAddress != "192.0.2.10" || ic.LocalAPIEndpoint.BindPort != 6443:
 		t.Errorf("endpoint %v", ic.LocalAPIEndpoint)
-	case cc.KubernetesVersion != "v1.36.3" || cc.Networking.PodSubnet != "10.244.0.0/16" || cc.Networking.ServiceSubnet != "10.96.0.0/12":
+	case cc.KubernetesVersion != "v1.37.2" || cc.Networking.PodSubnet != "10.244.0.0/16" || cc.Networking.ServiceSubnet != "10.96.0.0/12":
 		t.Errorf("cluster %v %v", cc.KubernetesVersion, cc.Networking)
 	case ic.NodeRegistration.CRISocket != "":
 		t.Errorf("criSocket should be left to kubeadm")

@@ -101,7 +101,7 @@ func (n *node) path(p string) string { return env.Path(n.root, p) }
 func initConfig(t *testing.T, mod func(*kubeadm.InitParams)) []byte {
 	t.Helper()
 	p := kubeadm.InitParams{
-		KubernetesVersion: "v1.36.3",
+		KubernetesVersion: "v1.37.2",
 		NodeName:          "master-0",
 		AdvertiseAddress:  netip.MustParseAddr("192.0.2.10"),
 		BindPort:          6443,
@@ -127,7 +127,7 @@ func joinConfig(t *testing.T, hash string) []byte {
 func joinConfigAs(t *testing.T, hash, name, ip string) []byte {
 	t.Helper()
 	b, err := kubeadm.RenderJoin(kubeadm.JoinParams{
-		KubernetesVersion: "v1.36.3",
+		KubernetesVersion: "v1.37.2",
 		NodeName:          name,
 		NodeIP:            netip.MustParseAddr(ip),
 		APIServerEndpoint: "192.0.2.10:6443",
@@ -345,7 +345,7 @@ func TestInitRejects(t *testing.T) {
 		"no cluster config":  {bytes.Split(good, []byte("---"))[0], nil, nil, "ClusterConfiguration"},
 		"old v1beta2":        {bytes.ReplaceAll(good, []byte("v1beta4"), []byte("v1beta2")), nil, nil, "Please use kubeadm v1.22"},
 		"old v1beta3":        {bytes.ReplaceAll(good, []byte("v1beta4"), []byte("v1beta3")), nil, nil, "Please use kubeadm v1.36"},
-		"skew":               {bytes.Replace(good, []byte("v1.36.3"), []byte("v1.31.0"), 1), nil, nil, ">= 1.35.0"},
+		"skew":               {bytes.Replace(good, []byte("v1.37.2"), []byte("v1.31.0"), 1), nil, nil, ">= 1.36.0"},
 		"unknown flag":       {good, nil, []string{"--token-ttl", "0"}, "unknown flag"},
 		"no root":            {good, []string{env.VarRoot + "="}, nil, "refuses to write to the real /etc"},
 		"root is /":          {good, []string{env.VarRoot + "=/"}, nil, "real /etc"},

@@ -14,7 +14,7 @@ localAPIEndpoint:
 ---
 apiVersion: kubeadm.k8s.io/v1beta4
 kind: ClusterConfiguration
-kubernetesVersion: v1.36.3
+kubernetesVersion: v1.37.2
 `
 
 func TestDecodeConfig(t *testing.T) {
@@ -22,7 +22,7 @@ func TestDecodeConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.init == nil || c.cluster == nil || c.init.tokens[0].Token.ID != "abcdef" || c.cluster.kubernetesVersion != "v1.36.3" {
+	if c.init == nil || c.cluster == nil || c.init.tokens[0].Token.ID != "abcdef" || c.cluster.kubernetesVersion != "v1.37.2" {
 		t.Errorf("decoded %+v", c)
 	}
 	bad := map[string]string{
