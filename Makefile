@@ -10,7 +10,7 @@ TOOLS       := $(CURDIR)/.tools
 # built once from the Go module proxy into a version-keyed cache. The tag
 # must match the k8s.io/kubernetes pin in go.mod: kubeadm v1.N only accepts
 # kubernetesVersion >= v1.(N-1).0.
-KUBEADM_TAG   ?= v1.36.3
+KUBEADM_TAG   ?= v1.37.2
 ONEKUBE_CACHE ?= $(HOME)/.cache/onekube
 TESTBED_BIN   ?= $(ONEKUBE_CACHE)/testbed-$(KUBEADM_TAG)
 KUBEADM       ?= $(TESTBED_BIN)/kubeadm

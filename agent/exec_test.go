@@ -23,7 +23,7 @@ func TestMasterCommandLines(t *testing.T) {
 	h.cfg.CNI = "flannel"
 	ca, _ := testCA(t)
 	exec := (&systemtest.FakeExec{}).
-		On("kubeadm version", systemtest.Reply{Stdout: "v1.36.3\n"}).
+		On("kubeadm version", systemtest.Reply{Stdout: "v1.37.2\n"}).
 		On("kubeadm init", systemtest.Reply{Do: func(system.Cmd) error { return h.root.WriteFile(CACertFile, ca, 0o644) }}).
 		On("kubectl", systemtest.Reply{})
 	if err := h.root.WriteFile("/usr/share/onekube/cni/flannel.yaml", testManifest(t, "flannel"), 0o644); err != nil {

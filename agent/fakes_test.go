@@ -404,7 +404,7 @@ func newHarness(t *testing.T, og *fakeOneGate) *harness {
 		t:    t,
 		root: root,
 		og:   og,
-		kadm: &fakeKubeadm{root: root, version: "v1.36.3", caPEM: ca},
+		kadm: &fakeKubeadm{root: root, version: "v1.37.2", caPEM: ca},
 		// Every initializing master applies the worker join RBAC
 		// (phase_workerrbac.go); tests add replies after this one.
 		exec:  (&systemtest.FakeExec{}).On("kubectl", systemtest.Reply{}),

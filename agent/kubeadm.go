@@ -27,6 +27,6 @@ type Kubeadm interface {
 	Join(ctx context.Context, configPath string, secrets ...vmcontext.Secret) error
 	// Reset runs `kubeadm reset -f`, undoing a partial init or join.
 	Reset(ctx context.Context) error
-	// Version returns `kubeadm version -o short`, e.g. "v1.36.3".
+	// Version returns `kubeadm version -o short`, e.g. "v1.37.2".
 	Version(ctx context.Context) (string, error)
 }

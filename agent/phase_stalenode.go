@@ -10,7 +10,7 @@ import (
 // How long a join waits for kubeadm to stop refusing this node's own name,
 // and how often it tries again. The node lifecycle controller marks a
 // Node whose kubelet went quiet NotReady after node-monitor-grace-period,
-// 50 s by default in 1.36 (pkg/controller/nodelifecycle/config/v1alpha1/
+// 50 s by default in 1.36 and 1.37 (pkg/controller/nodelifecycle/config/v1alpha1/
 // defaults.go), checked every node-monitor-period (5 s); the bound leaves
 // room for that and a slow API server.
 const (

@@ -102,7 +102,7 @@ func TestVersionMustMatchImage(t *testing.T) {
 	h := newHarness(t, newService(3, []int{3}, nil))
 	h.cfg.Version = "v1.35.0"
 	err := h.run()
-	if !errors.Is(err, ErrVersion) || !strings.Contains(err.Error(), "asks for v1.35.0, but this image's kubeadm is v1.36.3") || !strings.Contains(err.Error(), "phase discover") {
+	if !errors.Is(err, ErrVersion) || !strings.Contains(err.Error(), "asks for v1.35.0, but this image's kubeadm is v1.37.2") || !strings.Contains(err.Error(), "phase discover") {
 		t.Fatalf("err = %v", err)
 	}
 	if h.kadm.count("init") != 0 {

@@ -154,7 +154,7 @@ onekube_start_runtime() {
 onekube_check_inputs() {
 	local v
 	[[ $ONEKUBE_K8S_VERSION =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] ||
-		onekube_die "ONEKUBE_K8S_VERSION='$ONEKUBE_K8S_VERSION': want MAJOR.MINOR.PATCH, e.g. 1.36.3" || return
+		onekube_die "ONEKUBE_K8S_VERSION='$ONEKUBE_K8S_VERSION': want MAJOR.MINOR.PATCH, e.g. 1.37.2" || return
 	for v in ONEKUBE_CONTAINERD_VERSION ONEKUBE_RUNC_VERSION ONEKUBE_FLANNEL_VERSION ONEKUBE_CALICO_VERSION; do
 		[[ ${!v} =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] ||
 			onekube_die "$v='${!v}': want MAJOR.MINOR.PATCH without a leading v" || return

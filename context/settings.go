@@ -118,7 +118,7 @@ func (v Vars) Settings() (Settings, error) {
 		// kubeadm reads a version without a patch number as a release label
 		// to look up online, which fails in an air-gapped VM: require x.y.z.
 		if !k8sVersion.MatchString(s.Version) {
-			bad(KeyVersion, "%q is not a Kubernetes version like v1.36.3 (major.minor.patch)", s.Version)
+			bad(KeyVersion, "%q is not a Kubernetes version like v1.37.2 (major.minor.patch)", s.Version)
 		} else if !strings.HasPrefix(s.Version, "v") {
 			s.Version = "v" + s.Version
 		}

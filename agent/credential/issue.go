@@ -17,7 +17,7 @@ import (
 )
 
 // Backdate is how far before now a certificate starts, kubeadm's own
-// CertificateBackdate (cmd/kubeadm/app/constants, v1.36.3): masters'
+// CertificateBackdate (cmd/kubeadm/app/constants, v1.37.2): masters'
 // clocks may differ a little, and a certificate an API server sees as not
 // yet valid fails for no good reason. The CLI checks it (the protocol's
 // constant).

@@ -34,7 +34,7 @@ func freePort(t *testing.T, ip string) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
-// startCluster runs an n-member etcd (the release kubeadm 1.36 runs).
+// startCluster runs an n-member etcd (the release kubeadm 1.37 runs).
 func startCluster(t *testing.T, n int) []*etcdMember {
 	t.Helper()
 	bins, err := loopback.FindBinaries()

@@ -1,7 +1,7 @@
 // Package kubeadm turns the agent's decisions into what kubeadm consumes and
 // runs it: bootstrap tokens, the CA discovery hash, the init and join config
-// files (rendered from kubeadm's own v1beta3/v1beta4 types, picked by
-// APIVersionFor), and a Runner for init, join, reset and version over the
+// files (rendered from kubeadm's own v1beta4 types; APIVersionFor refuses
+// targets too old to read them), and a Runner for init, join, reset and version over the
 // agent's Exec seam.
 //
 // Rendered configs hold the bootstrap token (kubeadm reads it from there), so

@@ -10,7 +10,7 @@ import (
 
 // InitParams is what the first control-plane node's `kubeadm init` needs.
 type InitParams struct {
-	// KubernetesVersion is the full target release, e.g. "v1.36.3"; it also
+	// KubernetesVersion is the full target release, e.g. "v1.37.2"; it also
 	// picks the config API version. Required: the agent resolves an empty
 	// input with Runner.Version.
 	KubernetesVersion string
@@ -112,13 +112,7 @@ func RenderInit(p InitParams) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rendering kubeadm init config: %w", err)
 	}
-	var docs []any
-	if c.apiVersion == V1Beta4 {
-		docs = initV1Beta4(c)
-	} else {
-		docs = initV1Beta3(c)
-	}
-	out, err := marshalDocs(docs...)
+	out, err := marshalDocs(initV1Beta4(c)...)
 	if err != nil {
 		return nil, fmt.Errorf("rendering kubeadm init config: %w", err)
 	}

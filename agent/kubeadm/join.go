@@ -107,13 +107,7 @@ func RenderJoin(p JoinParams) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rendering kubeadm join config: %w", err)
 	}
-	var doc any
-	if c.apiVersion == V1Beta4 {
-		doc = joinV1Beta4(c)
-	} else {
-		doc = joinV1Beta3(c)
-	}
-	out, err := marshalDocs(doc)
+	out, err := marshalDocs(joinV1Beta4(c))
 	if err != nil {
 		return nil, fmt.Errorf("rendering kubeadm join config: %w", err)
 	}

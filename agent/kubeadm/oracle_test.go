@@ -19,14 +19,11 @@ import (
 // Oracle tests check rendered configs and hashes against a real kubeadm,
 // found through $KUBEADM (`make kubeadm-oracle` builds one) or PATH. Without
 // it they skip. They render for the oracle's own release, because kubeadm
-// v1.N only accepts kubernetesVersion >= v1.(N-1).0: the v1.30 v1beta3
-// goldens cannot be fed to a 1.36 kubeadm, so their v1beta3 shape is checked
-// by re-rendering with the API version overridden to v1beta3 for a release
-// the oracle accepts (kubeadm <= 1.36 still reads v1beta3, with a warning).
+// v1.N only accepts kubernetesVersion >= v1.(N-1).0.
 
 type oracle struct {
 	bin   string
-	ver   string // "v1.36.3"
+	ver   string // "v1.37.2"
 	minor int
 }
 
@@ -49,8 +46,8 @@ func findOracle(t *testing.T) oracle {
 	if err != nil || !v.hasPatch {
 		t.Fatalf("kubeadm oracle %s reports version %q: build it stamped (make kubeadm-oracle)", bin, ver)
 	}
-	if v.minor < v1beta4Minor {
-		t.Skipf("kubeadm oracle %s is %s; these tests need 1.%d or newer", bin, ver, v1beta4Minor)
+	if v.minor < minMinor {
+		t.Skipf("kubeadm oracle %s is %s; these tests need 1.%d or newer", bin, ver, minMinor)
 	}
 	return oracle{bin: bin, ver: ver, minor: v.minor}
 }
@@ -82,9 +79,6 @@ func (o oracle) retarget(t *testing.T, k8s string) (version, api string) {
 	api, err := APIVersionFor(k8s)
 	if err != nil {
 		t.Fatal(err)
-	}
-	if api == V1Beta3 && o.minor > lastV1beta3At {
-		t.Skipf("kubeadm %s no longer reads v1beta3", o.ver)
 	}
 	return o.ver, api
 }

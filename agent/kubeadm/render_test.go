@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/kubernetes/cmd/kubeadm/app/apis/kubeadm/v1beta3"
 	"k8s.io/kubernetes/cmd/kubeadm/app/apis/kubeadm/v1beta4"
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
@@ -32,7 +31,7 @@ const (
 
 func baseInit() InitParams {
 	return InitParams{
-		KubernetesVersion: "v1.36.3",
+		KubernetesVersion: "v1.37.2",
 		NodeName:          "onekube-master-0",
 		AdvertiseAddress:  netip.MustParseAddr("192.0.2.10"),
 		BindPort:          6443,
@@ -46,7 +45,7 @@ func baseInit() InitParams {
 
 func baseJoin() JoinParams {
 	return JoinParams{
-		KubernetesVersion: "v1.36.3",
+		KubernetesVersion: "v1.37.2",
 		NodeName:          "onekube-worker-1",
 		NodeIP:            netip.MustParseAddr("192.0.2.11"),
 		APIServerEndpoint: "192.0.2.10:6443",
@@ -59,8 +58,6 @@ func baseJoin() JoinParams {
 // initCases and joinCases feed the golden tests and, re-targeted at the
 // oracle's version, the kubeadm validation tests.
 func initCases() map[string]InitParams {
-	v3 := baseInit()
-	v3.KubernetesVersion = "v1.30.14"
 	ha := baseInit()
 	ha.AdvertiseAddress = netip.MustParseAddr("2001:db8::10")
 	ha.PodSubnet = netip.MustParsePrefix("fd00:10:244::/56")
@@ -78,7 +75,6 @@ func initCases() map[string]InitParams {
 	minimal.BindPort, minimal.PodSubnet, minimal.ServiceSubnet = 0, netip.Prefix{}, netip.Prefix{}
 	return map[string]InitParams{
 		"init_v1beta4":               baseInit(),
-		"init_v1beta3":               v3,
 		"init_v1beta4_ha_ipv6":       ha,
 		"init_v1beta4_minimal":       minimal,
 		"init_v1beta4_localbalancer": lb,
@@ -86,9 +82,6 @@ func initCases() map[string]InitParams {
 }
 
 func joinCases() map[string]JoinParams {
-	v3 := baseJoin()
-	v3.KubernetesVersion = "v1.30.14"
-	v3.CACertHash = "sha256:" + strings.ToUpper(testHash) // normalised on output
 	cp := baseJoin()
 	cp.NodeName = "onekube-master-1"
 	cp.NodeIP = netip.MustParseAddr("2001:db8::11")
@@ -100,7 +93,6 @@ func joinCases() map[string]JoinParams {
 	}
 	return map[string]JoinParams{
 		"join_v1beta4":              baseJoin(),
-		"join_v1beta3":              v3,
 		"join_v1beta4_controlplane": cp,
 	}
 }
@@ -206,7 +198,7 @@ func TestRenderRoundTrip(t *testing.T) {
 		t.Errorf("kubelet args %v", ic.NodeRegistration.KubeletExtraArgs)
 	case ic.LocalAPIEndpoint.AdvertiseAddress != "192.0.2.10" || ic.LocalAPIEndpoint.BindPort != 6443:
 		t.Errorf("endpoint %v", ic.LocalAPIEndpoint)
-	case cc.KubernetesVersion != "v1.36.3" || cc.Networking.PodSubnet != "10.244.0.0/16" || cc.Networking.ServiceSubnet != "10.96.0.0/12":
+	case cc.KubernetesVersion != "v1.37.2" || cc.Networking.PodSubnet != "10.244.0.0/16" || cc.Networking.ServiceSubnet != "10.96.0.0/12":
 		t.Errorf("cluster %v %v", cc.KubernetesVersion, cc.Networking)
 	case ic.NodeRegistration.CRISocket != "":
 		t.Errorf("criSocket should be left to kubeadm")
@@ -219,24 +211,24 @@ func TestRenderRoundTrip(t *testing.T) {
 	}
 
 	jp := baseJoin()
-	jp.KubernetesVersion = "v1.30.2"
+	jp.CACertHash = "sha256:" + strings.ToUpper(testHash) // normalised on output
 	out, err = RenderJoin(jp)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var jc v1beta3.JoinConfiguration
+	var jc v1beta4.JoinConfiguration
 	if err := strictDecode(t, out, &jc); err != nil {
 		t.Fatal(err)
 	}
 	d := jc.Discovery.BootstrapToken
 	switch {
-	case jc.APIVersion != V1Beta3 || jc.Kind != "JoinConfiguration":
+	case jc.APIVersion != V1Beta4 || jc.Kind != "JoinConfiguration":
 		t.Errorf("type meta %v", jc.TypeMeta)
 	case d == nil || d.Token != testToken || d.APIServerEndpoint != "192.0.2.10:6443":
 		t.Errorf("discovery %+v", d)
 	case len(d.CACertHashes) != 1 || d.CACertHashes[0] != "sha256:"+testHash:
 		t.Errorf("hashes %v", d.CACertHashes)
-	case jc.NodeRegistration.KubeletExtraArgs["node-ip"] != "192.0.2.11" || jc.NodeRegistration.Name != "onekube-worker-1":
+	case jc.NodeRegistration.KubeletExtraArgs[0] != (v1beta4.Arg{Name: "node-ip", Value: "192.0.2.11"}) || jc.NodeRegistration.Name != "onekube-worker-1":
 		t.Errorf("node registration %+v", jc.NodeRegistration)
 	case jc.ControlPlane != nil:
 		t.Errorf("worker rendered as control plane")
@@ -251,8 +243,9 @@ func TestRenderInitRejects(t *testing.T) {
 	}{
 		"no version":       {func(p *InitParams) { p.KubernetesVersion = "" }, "KubernetesVersion is empty"},
 		"minor only":       {func(p *InitParams) { p.KubernetesVersion = "v1.36" }, "needs a patch release"},
-		"old version":      {func(p *InitParams) { p.KubernetesVersion = "v1.21.0" }, "older than v1.22"},
-		"bad override":     {func(p *InitParams) { p.APIVersion = V1Beta4; p.KubernetesVersion = "v1.30.1" }, "needs kubeadm v1.31"},
+		"old version":      {func(p *InitParams) { p.KubernetesVersion = "v1.21.0" }, "older than v1.31"},
+		"v1beta3 target":   {func(p *InitParams) { p.KubernetesVersion = "v1.30.14" }, "older than v1.31"},
+		"v1beta3 override": {func(p *InitParams) { p.APIVersion = "kubeadm.k8s.io/v1beta3" }, "no longer renders"},
 		"no node name":     {func(p *InitParams) { p.NodeName = "" }, "NodeName is empty"},
 		"upper node name":  {func(p *InitParams) { p.NodeName = "Master" }, "not a lowercase DNS name"},
 		"dash node name":   {func(p *InitParams) { p.NodeName = "m.-x" }, "not a lowercase DNS name"},
@@ -315,7 +308,8 @@ func TestRenderJoinRejects(t *testing.T) {
 		"cp bad port": {func(p *JoinParams) {
 			p.ControlPlane = &JoinControlPlane{AdvertiseAddress: p.NodeIP, BindPort: -1, CertificateKey: secret(testCertKey)}
 		}, "not a TCP port"},
-		"v1beta3 on 1.37": {func(p *JoinParams) { p.KubernetesVersion, p.APIVersion = "v1.37.0", V1Beta3 }, "v1beta3 ends"},
+		"v1beta3 target":   {func(p *JoinParams) { p.KubernetesVersion = "v1.30.2" }, "older than v1.31"},
+		"v1beta3 override": {func(p *JoinParams) { p.APIVersion = "kubeadm.k8s.io/v1beta3" }, "no longer renders"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -333,11 +327,11 @@ func TestRenderJoinRejects(t *testing.T) {
 	}
 }
 
-// An operator's preflight ignores reach kubeadm in both config versions and
-// both documents; without any, the field stays out of the file.
+// An operator's preflight ignores reach kubeadm in both documents, with the
+// API version picked or pinned; without any, the field stays out of the file.
 func TestRenderIgnorePreflight(t *testing.T) {
 	t.Parallel()
-	for _, api := range []string{V1Beta3, V1Beta4} {
+	for _, api := range []string{"", V1Beta4} { // picked, and pinned
 		ip := baseInit()
 		ip.APIVersion = api
 		ip.IgnorePreflight = []string{"NumCPU", "SystemVerification"}
@@ -366,12 +360,12 @@ func TestRenderIgnorePreflight(t *testing.T) {
 	}
 }
 
-// Node labels reach the kubelet's flags in both config versions, sorted
+// Node labels reach the kubelet's flags (API version picked or pinned), sorted
 // into one stable flag; a label the kubelet would refuse is refused here.
 func TestRenderNodeLabels(t *testing.T) {
 	t.Parallel()
 	labels := map[string]string{LabelVMID: "42", "example.com/zone": "a"}
-	for _, api := range []string{V1Beta3, V1Beta4} {
+	for _, api := range []string{"", V1Beta4} { // picked, and pinned
 		ip := baseInit()
 		ip.APIVersion, ip.NodeLabels = api, labels
 		jp := baseJoin()

@@ -123,7 +123,7 @@ func TestCheckTokenKeepsSecretOutOfErrors(t *testing.T) {
 // one place a rerun takes it from.
 func TestInitConfigToken(t *testing.T) {
 	t.Parallel()
-	out, err := RenderInit(InitParams{KubernetesVersion: "v1.36.3", NodeName: "master-3", AdvertiseAddress: netip.MustParseAddr("10.0.0.3"),
+	out, err := RenderInit(InitParams{KubernetesVersion: "v1.37.2", NodeName: "master-3", AdvertiseAddress: netip.MustParseAddr("10.0.0.3"),
 		Token: vmcontext.NewSecret("abcdef.0123456789abcdef"), TokenTTL: time.Hour})
 	if err != nil {
 		t.Fatal(err)

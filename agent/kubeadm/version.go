@@ -6,23 +6,20 @@ import (
 	"strings"
 )
 
-// kubeadm config API versions this package renders.
-const (
-	V1Beta3 = "kubeadm.k8s.io/v1beta3"
-	V1Beta4 = "kubeadm.k8s.io/v1beta4"
-)
+// V1Beta4 is the kubeadm config API version this package renders.
+const V1Beta4 = "kubeadm.k8s.io/v1beta4"
 
-// Version bounds of each API version, by Kubernetes minor (all 1.x):
-// v1beta3 arrived in 1.22 and is gone from kubeadm 1.37; v1beta4 arrived in
-// 1.31. Targets from 1.31 on get v1beta4, older ones v1beta3.
-const (
-	minMinor      = 22 // first minor with v1beta3; older kubeadm needs v1beta2
-	v1beta4Minor  = 31
-	lastV1beta3At = 36 // the last kubeadm that still reads v1beta3
-)
+// apiV1Beta3 is the API version onekube rendered for Kubernetes 1.22 to 1.30.
+// kubeadm v1.37 removed it (cmd/kubeadm/app/util/config/common.go,
+// oldKnownAPIVersions), and with it the Go types this package rendered from,
+// so targets older than v1.31, which cannot read v1beta4, are refused.
+const apiV1Beta3 = "kubeadm.k8s.io/v1beta3"
+
+// minMinor is the first Kubernetes minor whose kubeadm reads v1beta4.
+const minMinor = 31
 
 // APIVersionFor picks the kubeadm config API version for a target Kubernetes
-// version ("v1.31.2", "1.31", "v1.30.0-rc.1"). It is the only place the choice
+// version ("v1.31.2", "1.31", "v1.31.0-rc.1"). It is the only place the choice
 // is made. A pre-release counts as its release: 1.31.0-rc.1 kubeadm already
 // reads v1beta4.
 func APIVersionFor(k8sVersion string) (string, error) {
@@ -31,37 +28,25 @@ func APIVersionFor(k8sVersion string) (string, error) {
 		return "", err
 	}
 	if v.minor < minMinor {
-		return "", fmt.Errorf("%w: %q is older than v1.%d, the oldest release onekube renders config for", ErrVersion, k8sVersion, minMinor)
+		return "", fmt.Errorf("%w: %q is older than v1.%d: onekube renders only %s, which kubeadm reads from v1.%d on (the %s it rendered before was removed in kubeadm v1.37)",
+			ErrVersion, k8sVersion, minMinor, V1Beta4, minMinor, apiV1Beta3)
 	}
-	if v.minor >= v1beta4Minor {
-		return V1Beta4, nil
-	}
-	return V1Beta3, nil
+	return V1Beta4, nil
 }
 
 // resolveAPIVersion returns override when it is set and the target version can
-// read it, else APIVersionFor's choice. The override exists so v1beta3 output
-// can be exercised against a current kubeadm (which only accepts recent
-// kubernetesVersions) and for a site pinned to the older format.
+// read it, else APIVersionFor's choice. The override names the one format a
+// site may pin; it is kept so the next API version (kubeadm.k8s.io/v1, still
+// experimental in kubeadm 1.37) can be opted into the same way.
 func resolveAPIVersion(override, k8sVersion string) (string, error) {
 	auto, err := APIVersionFor(k8sVersion)
 	if err != nil || override == "" || override == auto {
 		return auto, err
 	}
-	v, _ := parseVersion(k8sVersion) // parsed above
-	switch override {
-	case V1Beta3:
-		if v.minor > lastV1beta3At {
-			return "", fmt.Errorf("%w: %s is not read by kubeadm %s (v1beta3 ends with v1.%d)", ErrParams, override, k8sVersion, lastV1beta3At)
-		}
-	case V1Beta4:
-		if v.minor < v1beta4Minor {
-			return "", fmt.Errorf("%w: %s needs kubeadm v1.%d or newer, target is %s", ErrParams, override, v1beta4Minor, k8sVersion)
-		}
-	default:
-		return "", fmt.Errorf("%w: unsupported API version %q (want %s or %s)", ErrParams, override, V1Beta3, V1Beta4)
+	if override == apiV1Beta3 {
+		return "", fmt.Errorf("%w: onekube no longer renders %s (kubeadm v1.37 removed it); use %s, which kubeadm reads from v1.%d on", ErrParams, apiV1Beta3, V1Beta4, minMinor)
 	}
-	return override, nil
+	return "", fmt.Errorf("%w: unsupported API version %q (want %s)", ErrParams, override, V1Beta4)
 }
 
 // version is a parsed Kubernetes release number; only 1.x exists.

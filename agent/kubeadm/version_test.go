@@ -17,10 +17,6 @@ func TestAPIVersionFor(t *testing.T) {
 		"v1.31.0-alpha.0":  V1Beta4,
 		"v1.37.1":          V1Beta4,
 		"v1.40.0+vendor.1": V1Beta4,
-		"v1.30.14":         V1Beta3,
-		"v1.30.0-rc.1":     V1Beta3,
-		"v1.22.0":          V1Beta3,
-		"1.22":             V1Beta3,
 	}
 	for in, want := range cases {
 		got, err := APIVersionFor(in)
@@ -34,8 +30,11 @@ func TestAPIVersionForRejects(t *testing.T) {
 	t.Parallel()
 	cases := map[string]string{
 		"":                       "empty",
-		"v1.21.14":               "older than v1.22",
-		"v1.0.0":                 "older than v1.22",
+		"v1.30.14":               "older than v1.31",
+		"v1.30.0-rc.1":           "older than v1.31",
+		"1.22":                   "older than v1.31",
+		"v1.21.14":               "older than v1.31",
+		"v1.0.0":                 "older than v1.31",
 		"v2.0.0":                 "only Kubernetes 1.x",
 		"v0.36.3":                "only Kubernetes 1.x",
 		"1":                      "MAJOR.MINOR",
@@ -71,13 +70,13 @@ func TestResolveAPIVersion(t *testing.T) {
 	}{
 		{"", "v1.36.3", V1Beta4, ""},
 		{V1Beta4, "v1.36.3", V1Beta4, ""},
-		{V1Beta3, "v1.36.3", V1Beta3, ""}, // kubeadm 1.36 still reads it
-		{V1Beta3, "v1.35.0", V1Beta3, ""},
-		{V1Beta3, "v1.37.0", "", "v1beta3 ends with v1.36"},
-		{V1Beta4, "v1.30.2", "", "needs kubeadm v1.31"},
-		{"kubeadm.k8s.io/v1beta2", "v1.30.2", "", "unsupported API version"},
+		// kubeadm 1.36 still reads v1beta3, but onekube no longer renders it.
+		{"kubeadm.k8s.io/v1beta3", "v1.36.3", "", "no longer renders kubeadm.k8s.io/v1beta3"},
+		{"kubeadm.k8s.io/v1beta3", "v1.37.0", "", "no longer renders kubeadm.k8s.io/v1beta3"},
+		{V1Beta4, "v1.30.2", "", "older than v1.31"},
+		{"kubeadm.k8s.io/v1beta2", "v1.36.3", "", "unsupported API version"},
 		{"kubeadm.k8s.io/v1", "v1.37.0", "", "unsupported API version"},
-		{V1Beta4, "v1.20.0", "", "older than v1.22"},
+		{V1Beta4, "v1.20.0", "", "older than v1.31"},
 	}
 	for _, tc := range cases {
 		got, err := resolveAPIVersion(tc.override, tc.k8s)
@@ -108,7 +107,7 @@ func FuzzAPIVersionFor(f *testing.F) {
 			}
 			return
 		}
-		if got != V1Beta3 && got != V1Beta4 {
+		if got != V1Beta4 {
 			t.Fatalf("APIVersionFor(%q) = %q", s, got)
 		}
 		// The "v" is cosmetic.

@@ -4,7 +4,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
-	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,14 +19,18 @@ import (
 // minutes; the loop finds them within a 1 h threshold and renews them with
 // `kubeadm certs renew all`.
 func TestCertsRenewWithRealKubeadm(t *testing.T) {
-	home, _ := os.UserHomeDir()
-	bin := filepath.Join(home, ".cache/onekube/testbed-v1.36.3/kubeadm")
-	if _, err := os.Stat(bin); err != nil {
-		t.Skip("no test-bed kubeadm at", bin)
+	// make test names the bed's kubeadm in KUBEADM, as for the oracle tests.
+	bin := os.Getenv("KUBEADM")
+	if bin == "" {
+		t.Skip("KUBEADM names no real kubeadm (make kubeadm-oracle builds one)")
+	}
+	ver, err := exec.Command(bin, "version", "-o", "short").Output()
+	if err != nil {
+		t.Fatalf("%s version: %v", bin, err)
 	}
 	root := system.Root(t.TempDir())
 	cfg := root.Path("/kubeadm.yaml")
-	if err := os.WriteFile(cfg, []byte("apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nkubernetesVersion: v1.36.3\n"+
+	if err := os.WriteFile(cfg, []byte("apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nkubernetesVersion: "+strings.TrimSpace(string(ver))+"\n"+
 		"certificatesDir: "+root.Path(PKIDir)+"\ncertificateValidityPeriod: 10m\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -12,14 +12,14 @@ import (
 
 // DefaultVersion is the Kubernetes release of the bed; it matches the
 // k8s.io/kubernetes pin in go.mod and the kubeadm oracle.
-const DefaultVersion = "v1.36.3"
+const DefaultVersion = "v1.37.2"
 
 // K8sBinaries are the real programs build.sh produces, by file name.
 var K8sBinaries = []string{"kubeadm", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl", "etcd"}
 
 // Binaries are every program the bed runs.
 type Binaries struct {
-	Version  string // Kubernetes release, e.g. v1.36.3
+	Version  string // Kubernetes release, e.g. v1.37.2
 	K8sDir   string // holds K8sBinaries
 	Agent    string // onekube-agent
 	Daemon   string // onekubed (serve, lb, leave)

@@ -6,12 +6,12 @@
 # staging replaces pinned to the matching v0.x tags, and one `go build`
 # compiles the five Kubernetes commands with the version stamped (kubeadm's
 # skew checks read it); etcd is the release k8s.io/kubernetes itself requires
-# (v3.6.8 for v1.36.3, kubeadm's SupportedEtcdVersion), built from the same
+# (v3.7.0 for v1.37.2, kubeadm's DefaultEtcdVersion 3.7.0-0), built from the same
 # module. A binary already in the directory is kept, so a warm run is a
 # no-op; binaries land atomically, so an interrupted build leaves none half
 # written. `make kubeadm-oracle` uses this kubeadm: CI compiles it once.
 #
-# usage: build.sh TAG OUTDIR      e.g. build.sh v1.36.3 ~/.cache/onekube/testbed-v1.36.3
+# usage: build.sh TAG OUTDIR      e.g. build.sh v1.37.2 ~/.cache/onekube/testbed-v1.37.2
 set -euo pipefail
 tag=${1:?usage: build.sh TAG OUTDIR}
 out=${2:?usage: build.sh TAG OUTDIR}

@@ -89,7 +89,7 @@ func (f *fleet) bootstrap(v *vmRun) error {
 	r := system.Root(filepath.Join(f.dir, fmt.Sprint(v.info.ID)))
 	m := f.cfg.Model
 	exec := (&systemtest.FakeExec{}).
-		On("kubeadm version", systemtest.Reply{Stdout: "v1.36.3\n"}).
+		On("kubeadm version", systemtest.Reply{Stdout: "v1.37.2\n"}).
 		On("kubeadm init", systemtest.Reply{Do: func(system.Cmd) error {
 			f.note(v, f.clock.Now(), "kubeadm init starts")
 			if err := v.actor.Sleep(context.Background(), m.Init); err != nil {

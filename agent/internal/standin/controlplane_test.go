@@ -23,7 +23,7 @@ const (
 func cpJoinConfig(t *testing.T, hash, name, ip, endpoint, key string) []byte {
 	t.Helper()
 	b, err := kubeadm.RenderJoin(kubeadm.JoinParams{
-		KubernetesVersion: "v1.36.3",
+		KubernetesVersion: "v1.37.2",
 		NodeName:          name,
 		NodeIP:            netip.MustParseAddr(ip),
 		APIServerEndpoint: endpoint,
@@ -104,7 +104,7 @@ func TestControlPlaneJoinRules(t *testing.T) {
 	w := netNode(t, log, net, "192.0.2.12")
 	w.seed("192.0.2.11:6443")
 	wcfg := w.write("join.yaml", func() []byte {
-		b, err := kubeadm.RenderJoin(kubeadm.JoinParams{KubernetesVersion: "v1.36.3", NodeName: "worker-12", NodeIP: netip.MustParseAddr("192.0.2.12"),
+		b, err := kubeadm.RenderJoin(kubeadm.JoinParams{KubernetesVersion: "v1.37.2", NodeName: "worker-12", NodeIP: netip.MustParseAddr("192.0.2.12"),
 			APIServerEndpoint: "127.0.0.1:6444", Token: vmcontext.NewSecret(token), CACertHash: hash})
 		if err != nil {
 			t.Fatal(err)
@@ -153,7 +153,7 @@ func TestControlPlaneJoinNeedsAStableEndpointAndFreshCerts(t *testing.T) {
 	}
 	// A fresh upload on the master, with a new key, lets it join.
 	up := m.write("up.yaml", func() []byte {
-		b, err := kubeadm.RenderUploadCerts("v1.36.3", "master-0", vmcontext.NewSecret(otherKey))
+		b, err := kubeadm.RenderUploadCerts("v1.37.2", "master-0", vmcontext.NewSecret(otherKey))
 		if err != nil {
 			t.Fatal(err)
 		}

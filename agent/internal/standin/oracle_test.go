@@ -32,7 +32,7 @@ func TestStandinAgreesWithKubeadm(t *testing.T) {
 		"case typo":       {cfg: bytes.Replace(join, []byte("apiServerEndpoint:"), []byte("apiServerEndPoint:"), 1), ok: false},
 		"bad token":       {cfg: bytes.Replace(good, []byte(token), []byte("ABCDEF.0123456789abcdef"), 1), ok: false},
 		"bad subnet":      {cfg: bytes.Replace(good, []byte("10.244.0.0/16"), []byte("10.244.0.0/33"), 1), ok: false},
-		"skew":            {cfg: bytes.Replace(good, []byte("v1.36.3"), []byte("v1.31.0"), 1), ok: false},
+		"skew":            {cfg: bytes.Replace(good, []byte("v1.37.2"), []byte("v1.31.0"), 1), ok: false},
 		"old API":         {cfg: bytes.ReplaceAll(good, []byte("v1beta4"), []byte("v1beta2")), ok: false},
 		"bad address":     {cfg: bytes.Replace(good, []byte("advertiseAddress: 192.0.2.10"), []byte("advertiseAddress: 192.0.2"), 1), ok: false},
 		"join no port":    {cfg: bytes.Replace(join, []byte("192.0.2.10:6443"), []byte("192.0.2.10"), 1), ok: false},

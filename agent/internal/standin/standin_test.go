@@ -101,7 +101,7 @@ func (n *node) path(p string) string { return env.Path(n.root, p) }
 func initConfig(t *testing.T, mod func(*kubeadm.InitParams)) []byte {
 	t.Helper()
 	p := kubeadm.InitParams{
-		KubernetesVersion: "v1.36.3",
+		KubernetesVersion: "v1.37.2",
 		NodeName:          "master-0",
 		AdvertiseAddress:  netip.MustParseAddr("192.0.2.10"),
 		BindPort:          6443,
@@ -127,7 +127,7 @@ func joinConfig(t *testing.T, hash string) []byte {
 func joinConfigAs(t *testing.T, hash, name, ip string) []byte {
 	t.Helper()
 	b, err := kubeadm.RenderJoin(kubeadm.JoinParams{
-		KubernetesVersion: "v1.36.3",
+		KubernetesVersion: "v1.37.2",
 		NodeName:          name,
 		NodeIP:            netip.MustParseAddr(ip),
 		APIServerEndpoint: "192.0.2.10:6443",
@@ -331,7 +331,6 @@ func TestConfigWaivesPreflightChecks(t *testing.T) {
 func TestInitRejects(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "log.jsonl")
 	good := initConfig(t, nil)
-	v3 := initConfig(t, func(p *kubeadm.InitParams) { p.APIVersion = kubeadm.V1Beta3 })
 	cases := map[string]struct {
 		cfg  []byte
 		env  []string
@@ -344,9 +343,9 @@ func TestInitRejects(t *testing.T) {
 		"bad subnet":         {bytes.Replace(good, []byte("10.244.0.0/16"), []byte("10.244.0.0/33"), 1), nil, nil, "couldn't parse subnet"},
 		"bad address":        {bytes.Replace(good, []byte("advertiseAddress: 192.0.2.10"), []byte("advertiseAddress: 192.0.2"), 1), nil, nil, "cannot parse IP"},
 		"no cluster config":  {bytes.Split(good, []byte("---"))[0], nil, nil, "ClusterConfiguration"},
-		"old v1beta2":        {bytes.ReplaceAll(good, []byte("v1beta4"), []byte("v1beta2")), nil, nil, "old or unknown API spec"},
-		"skew":               {bytes.Replace(good, []byte("v1.36.3"), []byte("v1.31.0"), 1), nil, nil, ">= 1.35.0"},
-		"v1beta3 on 1.37":    {v3, []string{env.VarVersion + "=v1.37.0"}, nil, "old API spec"},
+		"old v1beta2":        {bytes.ReplaceAll(good, []byte("v1beta4"), []byte("v1beta2")), nil, nil, "Please use kubeadm v1.22"},
+		"old v1beta3":        {bytes.ReplaceAll(good, []byte("v1beta4"), []byte("v1beta3")), nil, nil, "Please use kubeadm v1.36"},
+		"skew":               {bytes.Replace(good, []byte("v1.37.2"), []byte("v1.31.0"), 1), nil, nil, ">= 1.36.0"},
 		"unknown flag":       {good, nil, []string{"--token-ttl", "0"}, "unknown flag"},
 		"no root":            {good, []string{env.VarRoot + "="}, nil, "refuses to write to the real /etc"},
 		"root is /":          {good, []string{env.VarRoot + "=/"}, nil, "real /etc"},
@@ -362,13 +361,8 @@ func TestInitRejects(t *testing.T) {
 			}
 		})
 	}
-	// The v1beta3 render itself is fine for kubeadm 1.36.
-	n := newNode(t, log)
-	if r := n.run("kubeadm", "init", "--config", n.write("init.yaml", v3)); r.code != 0 {
-		t.Errorf("v1beta3 init: %+v", r)
-	}
 	// An injected init failure leaves files behind, as a real one does.
-	n = newNode(t, log, env.VarFail+"=init")
+	n := newNode(t, log, env.VarFail+"=init")
 	n.run("kubeadm", "init", "--config", n.write("init.yaml", good))
 	if _, err := os.Stat(n.path("/etc/kubernetes/admin.conf")); err != nil {
 		t.Errorf("failed init should leave admin.conf: %v", err)

@@ -102,7 +102,7 @@ func TestAgentHA(t *testing.T) {
 	// kubeadm's own upload with the config serve renders (the path a
 	// master takes when it joins more than 1.5 h after the last upload).
 	key, _ := kubeadm.GenerateCertificateKey(nil)
-	up, err := kubeadm.RenderUploadCerts("v1.36.3", s.Sim.UserTemplate(masters[1].ID)[vmcontext.KeyPubNodeName], key)
+	up, err := kubeadm.RenderUploadCerts(bins.Version, s.Sim.UserTemplate(masters[1].ID)[vmcontext.KeyPubNodeName], key)
 	if err != nil {
 		t.Fatal(err)
 	}

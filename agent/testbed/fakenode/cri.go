@@ -20,7 +20,7 @@ import (
 // ImageStatus, and reset lists, stops and removes sandboxes. Everything else
 // answers Unimplemented, as a runtime lacking a feature would.
 
-// sandboxImage is what containerd 2.x reports for Kubernetes 1.36; kubeadm
+// sandboxImage is what containerd 2.x reports for Kubernetes 1.37; kubeadm
 // warns when it differs from its own pause image (constants.PauseVersion).
 const sandboxImage = "registry.k8s.io/pause:3.10.2"
 
@@ -50,7 +50,7 @@ func serveCRI(socket string, rt *containerRuntime) (*grpc.Server, error) {
 }
 
 func (s *criServer) Version(context.Context, *cri.VersionRequest) (*cri.VersionResponse, error) {
-	return &cri.VersionResponse{Version: "0.1.0", RuntimeName: "fakenode", RuntimeVersion: "v1.36.3-testbed", RuntimeApiVersion: "v1"}, nil
+	return &cri.VersionResponse{Version: "0.1.0", RuntimeName: "fakenode", RuntimeVersion: "v1.37.2-testbed", RuntimeApiVersion: "v1"}, nil
 }
 
 func (s *criServer) Status(context.Context, *cri.StatusRequest) (*cri.StatusResponse, error) {

@@ -24,7 +24,7 @@ func main() {
 		socket   = flag.String("cri-socket", "/run/containerd/containerd.sock", "CRI socket to serve")
 		state    = flag.String("unit-state", "/run/systemd-stub/kubelet", "file the systemctl stand-in keeps while kubelet.service is active")
 		logDir   = flag.String("pod-log-dir", "/var/log/pods", "where container output goes")
-		version  = flag.String("kubelet-version", "v1.36.3", "version the node reports")
+		version  = flag.String("kubelet-version", "v1.37.2", "version the node reports")
 	)
 	flag.Parse()
 	if *imageDir == "" {

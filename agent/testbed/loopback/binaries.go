@@ -9,7 +9,7 @@ import (
 
 // Tag is the Kubernetes release the binaries are built at; it matches the
 // k8s.io/kubernetes pin in go.mod.
-const Tag = "v1.36.3"
+const Tag = "v1.37.2"
 
 // Binaries are the paths of the control-plane programs.
 type Binaries struct {

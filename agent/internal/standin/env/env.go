@@ -43,11 +43,11 @@ const (
 )
 
 // DefaultNodeGrace is kube-controller-manager's default
-// node-monitor-grace-period in 1.36.
+// node-monitor-grace-period (unchanged in 1.37).
 const DefaultNodeGrace = 50 * time.Second
 
 // DefaultVersion is the kubeadm release the stand-in pretends to be.
-const DefaultVersion = "v1.36.3"
+const DefaultVersion = "v1.37.2"
 
 // StateDir (under the root) holds the stand-ins' own bookkeeping: fault
 // counters and the node registry.

@@ -51,7 +51,7 @@ type Node struct {
 // kubelet runs on the host that registered it, and for NodeGrace() after
 // that kubelet stopped. The node lifecycle controller marks a Node
 // NotReady only after node-monitor-grace-period without a heartbeat (50 s
-// in 1.36), and real kubeadm refuses to join under a Ready Node's name
+// in 1.36 and 1.37), and real kubeadm refuses to join under a Ready Node's name
 // meanwhile: the real bed showed it for a worker re-joining right after
 // its own `kubeadm reset`. A host that vanished without its kubelet's
 // stop recorded counts as long gone.

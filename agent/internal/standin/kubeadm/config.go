@@ -9,7 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	bootstraptokenv1 "k8s.io/kubernetes/cmd/kubeadm/app/apis/bootstraptoken/v1"
-	"k8s.io/kubernetes/cmd/kubeadm/app/apis/kubeadm/v1beta3"
 	"k8s.io/kubernetes/cmd/kubeadm/app/apis/kubeadm/v1beta4"
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
@@ -17,10 +16,21 @@ import (
 	"github.com/onekube/onekube/agent/internal/standin/env"
 )
 
-const (
-	groupV1Beta3 = "kubeadm.k8s.io/v1beta3"
-	groupV1Beta4 = "kubeadm.k8s.io/v1beta4"
-)
+const groupV1Beta4 = "kubeadm.k8s.io/v1beta4"
+
+// removedAPIs are the kubeadm config API versions kubeadm v1.37 refuses,
+// with the last kubeadm that read each (cmd/kubeadm/app/util/config/
+// common.go, oldKnownAPIVersions). The stand-in is built against 1.37's
+// types, which no longer hold v1beta3, so it refuses it whatever version it
+// reports.
+var removedAPIs = map[string]string{
+	"kubeadm.k8s.io/v1alpha1": "v1.11",
+	"kubeadm.k8s.io/v1alpha2": "v1.12",
+	"kubeadm.k8s.io/v1alpha3": "v1.14",
+	"kubeadm.k8s.io/v1beta1":  "v1.15",
+	"kubeadm.k8s.io/v1beta2":  "v1.22",
+	"kubeadm.k8s.io/v1beta3":  "v1.36",
+}
 
 // config is what a file held, converted from whichever API version it used.
 type config struct {
@@ -107,20 +117,14 @@ func decodeConfig(b []byte) (*config, error) {
 			// are accepted unchecked: onekube does not render them.
 			continue
 		}
-		if tm.APIVersion != groupV1Beta3 && tm.APIVersion != groupV1Beta4 {
-			return nil, fmt.Errorf("your configuration file uses an old or unknown API spec: %q; this kubeadm reads %s and %s", tm.APIVersion, groupV1Beta3, groupV1Beta4)
+		if use, ok := removedAPIs[tm.APIVersion]; ok {
+			return nil, fmt.Errorf("your configuration file uses an old API spec: %q (kind: %q). Please use kubeadm %s instead and run 'kubeadm config migrate --old-config old-config-file --new-config new-config-file', which will write the new, similar spec using a newer API version.", tm.APIVersion, tm.Kind, use)
 		}
-		if c.apiVersion != "" && c.apiVersion != tm.APIVersion {
-			return nil, fmt.Errorf("mixed kubeadm API versions %s and %s in one file", c.apiVersion, tm.APIVersion)
+		if tm.APIVersion != groupV1Beta4 {
+			return nil, fmt.Errorf("your configuration file uses an unknown API spec: %q; this kubeadm reads %s", tm.APIVersion, groupV1Beta4)
 		}
 		c.apiVersion = tm.APIVersion
-		var err error
-		if tm.APIVersion == groupV1Beta4 {
-			err = c.decode4(tm.Kind, doc)
-		} else {
-			err = c.decode3(tm.Kind, doc)
-		}
-		if err != nil {
+		if err := c.decode4(tm.Kind, doc); err != nil {
 			return nil, err
 		}
 	}
@@ -202,60 +206,6 @@ func (c *config) decode4(kind string, doc []byte) error {
 		return yaml.Unmarshal(doc, &v)
 	default:
 		return fmt.Errorf("no kind %q is registered for version %q", kind, groupV1Beta4)
-	}
-	return nil
-}
-
-func (c *config) decode3(kind string, doc []byte) error {
-	switch kind {
-	case "InitConfiguration":
-		var v v1beta3.InitConfiguration
-		if err := strict(kind, doc, &v); err != nil {
-			return err
-		}
-		c.init = &initView{
-			tokens: v.BootstrapTokens, nodeName: v.NodeRegistration.Name, taints: v.NodeRegistration.Taints,
-			nodeIP:     v.NodeRegistration.KubeletExtraArgs["node-ip"],
-			nodeLabels: v.NodeRegistration.KubeletExtraArgs["node-labels"],
-			advertise:  v.LocalAPIEndpoint.AdvertiseAddress, bindPort: v.LocalAPIEndpoint.BindPort,
-			certKey: v.CertificateKey, criSocket: v.NodeRegistration.CRISocket, skipPhases: v.SkipPhases,
-			ignore: v.NodeRegistration.IgnorePreflightErrors,
-		}
-	case "ClusterConfiguration":
-		var v v1beta3.ClusterConfiguration
-		if err := strict(kind, doc, &v); err != nil {
-			return err
-		}
-		c.cluster = &clusterView{
-			kubernetesVersion: v.KubernetesVersion, controlPlaneEndpoint: v.ControlPlaneEndpoint,
-			podSubnet: v.Networking.PodSubnet, serviceSubnet: v.Networking.ServiceSubnet,
-			certificatesDir: v.CertificatesDir,
-		}
-	case "JoinConfiguration":
-		var v v1beta3.JoinConfiguration
-		if err := strict(kind, doc, &v); err != nil {
-			return err
-		}
-		j := &joinView{
-			nodeName: v.NodeRegistration.Name, taints: v.NodeRegistration.Taints,
-			nodeIP:        v.NodeRegistration.KubeletExtraArgs["node-ip"],
-			nodeLabels:    v.NodeRegistration.KubeletExtraArgs["node-labels"],
-			tlsToken:      v.Discovery.TLSBootstrapToken,
-			fileDiscovery: v.Discovery.File != nil,
-			ignore:        v.NodeRegistration.IgnorePreflightErrors,
-		}
-		if v.Discovery.Timeout != nil {
-			j.discoveryTimeout = v.Discovery.Timeout.Duration
-		}
-		if bt := v.Discovery.BootstrapToken; bt != nil {
-			j.token, j.endpoint, j.hashes, j.unsafeSkipCA = bt.Token, bt.APIServerEndpoint, bt.CACertHashes, bt.UnsafeSkipCAVerification
-		}
-		if cp := v.ControlPlane; cp != nil {
-			j.controlPlane, j.cpAdvertise, j.cpBindPort, j.cpCertKey = true, cp.LocalAPIEndpoint.AdvertiseAddress, cp.LocalAPIEndpoint.BindPort, cp.CertificateKey
-		}
-		c.join = j
-	default:
-		return fmt.Errorf("no kind %q is registered for version %q", kind, groupV1Beta3)
 	}
 	return nil
 }

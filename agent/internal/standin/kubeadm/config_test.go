@@ -14,7 +14,7 @@ localAPIEndpoint:
 ---
 apiVersion: kubeadm.k8s.io/v1beta4
 kind: ClusterConfiguration
-kubernetesVersion: v1.36.3
+kubernetesVersion: v1.37.2
 `
 
 func TestDecodeConfig(t *testing.T) {
@@ -22,14 +22,15 @@ func TestDecodeConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.init == nil || c.cluster == nil || c.init.tokens[0].Token.ID != "abcdef" || c.cluster.kubernetesVersion != "v1.36.3" {
+	if c.init == nil || c.cluster == nil || c.init.tokens[0].Token.ID != "abcdef" || c.cluster.kubernetesVersion != "v1.37.2" {
 		t.Errorf("decoded %+v", c)
 	}
 	bad := map[string]string{
 		strings.Replace(initDoc, "kind: ClusterConfiguration", "kind: ClusterConfig", 1):             `no kind "ClusterConfig"`,
 		strings.Replace(initDoc, "kubernetesVersion:", "KubernetesVersion:", 1):                      `unknown field "KubernetesVersion"`,
 		strings.Replace(initDoc, "advertiseAddress:", "advertiseAddress: x\n  advertiseAddress:", 1): "already set in map",
-		initDoc + "---\napiVersion: kubeadm.k8s.io/v1beta3\nkind: JoinConfiguration\n":               "mixed kubeadm API versions",
+		initDoc + "---\napiVersion: kubeadm.k8s.io/v1beta3\nkind: JoinConfiguration\n":               `old API spec: "kubeadm.k8s.io/v1beta3" (kind: "JoinConfiguration"). Please use kubeadm v1.36`,
+		strings.ReplaceAll(initDoc, "v1beta4", "v1"):                                                 "unknown API spec",
 		initDoc + "---\nkind: InitConfiguration\n":                                                   "apiVersion is mandatory",
 		strings.Replace(initDoc, "abcdef.0123456789abcdef", "abcdef", 1):                             "bootstrap token",
 	}

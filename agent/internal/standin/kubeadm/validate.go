@@ -80,14 +80,11 @@ func subnetErrors(field, s string) []string {
 }
 
 // checkSkew applies kubeadm's version rules: kubeadm v1.N deploys control
-// planes from v1.(N-1).0 on, and from v1.37 no longer reads v1beta3.
+// planes from v1.(N-1).0 on. (v1beta3 is refused while decoding.)
 func checkSkew(c *config) error {
 	own, err := minorOf(env.Version())
 	if err != nil {
 		return fmt.Errorf("stand-in version %q: %w", env.Version(), err)
-	}
-	if c.apiVersion == groupV1Beta3 && own >= 37 {
-		return fmt.Errorf("your configuration file uses an old API spec: %q; please use kubeadm v1.36 instead and run 'kubeadm config migrate'", groupV1Beta3)
 	}
 	kv := c.cluster.kubernetesVersion
 	if kv == "" {
