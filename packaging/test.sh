@@ -56,8 +56,11 @@ dpkg-deb -c "$deb" | awk '{print $1, $2, $6}' >"$work/deb-contents"
 same "deb contents" packaging/testdata/deb-contents.txt "$work/deb-contents"
 dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./conffiles >"$work/conffiles"
 [[ $(cat "$work/conffiles") == /etc/default/onekube ]] || fail "conffiles: $(cat "$work/conffiles")"
+# Listed to a file first: grep -q stops reading at its match, and with
+# pipefail the SIGPIPE tar may then get fails the check at random.
+dpkg-deb --ctrl-tarfile "$deb" | tar -t >"$work/deb-control"
 for s in postinst prerm postrm; do
-	dpkg-deb --ctrl-tarfile "$deb" | tar -t | grep -qx "./$s" || fail "deb lacks $s"
+	grep -qx "./$s" "$work/deb-control" || fail "deb lacks $s"
 done
 
 stamp "rpm metadata and contents ($rpm)"
@@ -66,7 +69,8 @@ stamp "rpm metadata and contents ($rpm)"
 rpm -qp --qf '[%{FILEMODES:perms} %{FILEUSERNAME} %{FILEGROUPNAME} %{FILENAMES}\n]' "$rpm" | sort -k4 >"$work/rpm-contents"
 same "rpm contents" packaging/testdata/rpm-contents.txt "$work/rpm-contents"
 [[ $(rpm -qp --configfiles "$rpm") == /etc/default/onekube ]] || fail "rpm config files"
-rpm -qp --scripts "$rpm" | grep -q 'postinstall scriptlet' || fail "rpm lacks its postinstall scriptlet"
+rpm -qp --scripts "$rpm" >"$work/rpm-scripts"
+grep -q 'postinstall scriptlet' "$work/rpm-scripts" || fail "rpm lacks its postinstall scriptlet"
 # The rpm must install with rpm itself; scripts need a shell inside the root.
 mkdir -p "$work/rpmroot"
 # (rpm warns that Debian hosts should use alien; it is only a file-list check.)
