@@ -2,11 +2,8 @@ package serve
 
 import (
 	"context"
-	"fmt"
 
 	rbacv1 "k8s.io/api/rbac/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 )
@@ -44,51 +41,4 @@ func EnsureNodeSelfRemoval(ctx context.Context, cs kubernetes.Interface) error {
 		return err
 	}
 	return ensureClusterRoleBinding(ctx, cs, binding)
-}
-
-// ensureClusterRole creates role, or repairs its rules.
-func ensureClusterRole(ctx context.Context, cs kubernetes.Interface, role *rbacv1.ClusterRole) error {
-	roles := cs.RbacV1().ClusterRoles()
-	switch got, err := roles.Get(ctx, role.Name, metav1.GetOptions{}); {
-	case apierrors.IsNotFound(err):
-		if _, err := roles.Create(ctx, role, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("creating clusterrole %s: %w", role.Name, err)
-		}
-	case err != nil:
-		return fmt.Errorf("reading clusterrole %s: %w", role.Name, err)
-	case !equality.Semantic.DeepEqual(got.Rules, role.Rules):
-		got.Rules = role.Rules
-		if _, err := roles.Update(ctx, got, metav1.UpdateOptions{}); err != nil {
-			return fmt.Errorf("repairing clusterrole %s: %w", role.Name, err)
-		}
-	}
-	return nil
-}
-
-// ensureClusterRoleBinding creates binding, or repairs its role and
-// subjects.
-func ensureClusterRoleBinding(ctx context.Context, cs kubernetes.Interface, binding *rbacv1.ClusterRoleBinding) error {
-	bindings := cs.RbacV1().ClusterRoleBindings()
-	switch got, err := bindings.Get(ctx, binding.Name, metav1.GetOptions{}); {
-	case apierrors.IsNotFound(err):
-		if _, err := bindings.Create(ctx, binding, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("creating clusterrolebinding %s: %w", binding.Name, err)
-		}
-	case err != nil:
-		return fmt.Errorf("reading clusterrolebinding %s: %w", binding.Name, err)
-	case got.RoleRef != binding.RoleRef:
-		// roleRef is immutable: replace the binding.
-		if err := bindings.Delete(ctx, binding.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("replacing clusterrolebinding %s: %w", binding.Name, err)
-		}
-		if _, err := bindings.Create(ctx, binding, metav1.CreateOptions{}); err != nil {
-			return fmt.Errorf("replacing clusterrolebinding %s: %w", binding.Name, err)
-		}
-	case !equality.Semantic.DeepEqual(got.Subjects, binding.Subjects):
-		got.Subjects = binding.Subjects
-		if _, err := bindings.Update(ctx, got, metav1.UpdateOptions{}); err != nil {
-			return fmt.Errorf("repairing clusterrolebinding %s: %w", binding.Name, err)
-		}
-	}
-	return nil
 }

@@ -5,8 +5,6 @@ import (
 	"fmt"
 
 	rbacv1 "k8s.io/api/rbac/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
@@ -94,52 +92,6 @@ func EnsureWorkerJoinRBAC(ctx context.Context, cs kubernetes.Interface) error {
 	for _, b := range objs.roleBindings {
 		if err := ensureRoleBinding(ctx, cs, b); err != nil {
 			return err
-		}
-	}
-	return nil
-}
-
-// ensureRole creates role, or repairs its rules.
-func ensureRole(ctx context.Context, cs kubernetes.Interface, role *rbacv1.Role) error {
-	rs := cs.RbacV1().Roles(role.Namespace)
-	switch got, err := rs.Get(ctx, role.Name, metav1.GetOptions{}); {
-	case apierrors.IsNotFound(err):
-		if _, err := rs.Create(ctx, role, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("creating role %s: %w", role.Name, err)
-		}
-	case err != nil:
-		return fmt.Errorf("reading role %s: %w", role.Name, err)
-	case !equality.Semantic.DeepEqual(got.Rules, role.Rules):
-		got.Rules = role.Rules
-		if _, err := rs.Update(ctx, got, metav1.UpdateOptions{}); err != nil {
-			return fmt.Errorf("repairing role %s: %w", role.Name, err)
-		}
-	}
-	return nil
-}
-
-// ensureRoleBinding creates rb, or repairs its role and subjects.
-func ensureRoleBinding(ctx context.Context, cs kubernetes.Interface, rb *rbacv1.RoleBinding) error {
-	rbs := cs.RbacV1().RoleBindings(rb.Namespace)
-	switch got, err := rbs.Get(ctx, rb.Name, metav1.GetOptions{}); {
-	case apierrors.IsNotFound(err):
-		if _, err := rbs.Create(ctx, rb, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("creating rolebinding %s: %w", rb.Name, err)
-		}
-	case err != nil:
-		return fmt.Errorf("reading rolebinding %s: %w", rb.Name, err)
-	case got.RoleRef != rb.RoleRef:
-		// roleRef is immutable: replace the binding.
-		if err := rbs.Delete(ctx, rb.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("replacing rolebinding %s: %w", rb.Name, err)
-		}
-		if _, err := rbs.Create(ctx, rb, metav1.CreateOptions{}); err != nil {
-			return fmt.Errorf("replacing rolebinding %s: %w", rb.Name, err)
-		}
-	case !equality.Semantic.DeepEqual(got.Subjects, rb.Subjects):
-		got.Subjects = rb.Subjects
-		if _, err := rbs.Update(ctx, got, metav1.UpdateOptions{}); err != nil {
-			return fmt.Errorf("repairing rolebinding %s: %w", rb.Name, err)
 		}
 	}
 	return nil
