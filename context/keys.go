@@ -146,6 +146,15 @@ const (
 	KeyCertRenewBefore = "ONEAPP_K8S_CERT_RENEW_BEFORE"
 )
 
+// Remediation (issue 22, docs/onekubed.md "Remediation"): the acting
+// master's serve replaces broken nodes unless the owner switched it off in
+// the masters' CONTEXT ("off" or "on", default on), and publishes on its
+// own VM one bounded line of what it did or why it stopped.
+const (
+	KeyRemediation    = "ONEAPP_K8S_REMEDIATION"
+	KeyPubRemediation = "ONEGATE_K8S_REMEDIATION"
+)
+
 // Defaults for the inputs above; flow renders them into user-input strings and
 // the agent applies them when a variable is empty.
 const (

@@ -29,6 +29,10 @@ type (
 	CertsReport = servestatus.CertsReport
 	// CleanupReport is the cleanup loop's part of the status.
 	CleanupReport = servestatus.CleanupReport
+	// RemediateReport is the remediation loop's part of the status.
+	RemediateReport = servestatus.RemediateReport
+	// RemediateAction is one remediation step in the status.
+	RemediateAction = servestatus.RemediateAction
 )
 
 // ReadStatus reads a status file written by Flush.

@@ -46,3 +46,33 @@ type CleanupReport struct {
 	Refused        map[string]string    `json:"refused,omitempty"`
 	Deleted        []string             `json:"deleted_last_tick,omitempty"`
 }
+
+// RemediateReport is the remediation loop's part of the status: whether
+// it may act, what it judges unhealthy, what stopped it, and its last
+// actions.
+type RemediateReport struct {
+	// State is "on", or why it does nothing ("off: ...", "paused: ...").
+	State string `json:"state"`
+	// Unhealthy maps a VM ID to why it is judged unhealthy.
+	Unhealthy map[string]string `json:"unhealthy,omitempty"`
+	// Stopped holds each short-circuit: too many unhealthy in a group.
+	Stopped []string `json:"stopped,omitempty"`
+	// InFlight maps a VM ID to its ladder's rung and what it waits for.
+	InFlight map[string]string `json:"in_flight,omitempty"`
+	// Blocked maps a VM ID to why its next rung was not taken (a guard, a
+	// refusal, a failure).
+	Blocked map[string]string `json:"blocked,omitempty"`
+	// Actions are the last actions, oldest first.
+	Actions []RemediateAction `json:"actions,omitempty"`
+}
+
+// RemediateAction is one rung taken.
+type RemediateAction struct {
+	At     time.Time `json:"at"`
+	VM     int       `json:"vm"`
+	Node   string    `json:"node,omitempty"`
+	Role   string    `json:"role,omitempty"`
+	Step   string    `json:"step"`
+	Detail string    `json:"detail,omitempty"`
+	Error  string    `json:"error,omitempty"`
+}
