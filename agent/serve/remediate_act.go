@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -74,6 +75,10 @@ func drainNode(ctx context.Context, cs kubernetes.Interface, node string, timeou
 // EventReason is the reason of every Event remediation records.
 const EventReason = "OnekubeRemediation"
 
+// eventSeq keeps two Events of one instant apart (names as the
+// kubelet's: <object>.<hex nanoseconds>).
+var eventSeq atomic.Int64
+
 // nodeEvent records an Event on a Node (namespace default, where the
 // kubelet and the node controllers put theirs). A failure is logged by
 // the caller, never fatal: the status file has the same line.
@@ -84,7 +89,7 @@ func nodeEvent(ctx context.Context, cs kubernetes.Interface, node string, uid ty
 	}
 	t := metav1.NewTime(now)
 	ev := &corev1.Event{
-		ObjectMeta:     metav1.ObjectMeta{GenerateName: node + ".remediation.", Namespace: metav1.NamespaceDefault},
+		ObjectMeta:     metav1.ObjectMeta{Name: fmt.Sprintf("%s.%x", node, now.UnixNano()+eventSeq.Add(1)), Namespace: metav1.NamespaceDefault},
 		InvolvedObject: corev1.ObjectReference{Kind: "Node", Name: node, UID: uid, APIVersion: "v1"},
 		Reason:         EventReason,
 		Message:        bounded(msg, 1000),

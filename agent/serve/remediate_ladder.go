@@ -87,7 +87,7 @@ func climb(rec *ladder, v vmNow, now time.Time, cfg RemediateConfig) decision {
 		case since < cfg.RecoverWait:
 			return decision{stepWait, fmt.Sprintf("resumed %s ago; %s to recover", since, cfg.RecoverWait)}
 		}
-		return decision{stepReplace, fmt.Sprintf("still %s %s after the resume: replace it", v.Reason, since)}
+		return decision{stepReplace, fmt.Sprintf("still unhealthy %s after the resume (%s): replace it", since, v.Reason)}
 	case stepReplace:
 		switch {
 		case !v.InService:

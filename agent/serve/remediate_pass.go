@@ -158,6 +158,7 @@ func (p *pass) replace(ctx context.Context, id int, m member, rec *ladder, d dec
 // the service is RUNNING; a refusal waits ScaleRetry.
 func (p *pass) scale(ctx context.Context, id int, rec *ladder) {
 	r, key := p.r, strconv.Itoa(id)
+	rec.Step = stepScale // the VM is gone: from now on only the scale is owed
 	act := RemediateAction{VM: id, Node: rec.Node, Role: rec.Role, Step: string(stepScale)}
 	role := p.svc.Role(rec.Role)
 	if role == nil {
