@@ -250,6 +250,9 @@ func (r *Remediate) defaults() {
 	if r.Drain == nil {
 		r.Drain = drainNode
 	}
+	if r.Actor == nil && r.Off == "" {
+		r.Off = "no OneGate VM actions here"
+	}
 	if r.ladders == nil {
 		r.ladders = map[int]*ladder{}
 	}

@@ -36,6 +36,8 @@ type serveFlags struct {
 	certRenewBefore time.Duration
 	// Ticks, hidden: tests shorten them (the defaults are the measured ones).
 	tokensFast, tokensIdle, publishEvery, cleanupEvery time.Duration
+	// remediate bounds the remediation loop (docs/onekubed.md).
+	remediate serve.RemediateConfig
 }
 
 // AdminKubeconfig is kubeadm's admin credential on a master; serve runs
@@ -78,7 +80,13 @@ func newServeCommand(stderr io.Writer) *cobra.Command {
 	fl.DurationVar(&f.tokensIdle, "tokens-idle", serve.DefaultTokensIdle, "tokens loop tick while nobody waits (one GET /service each)")
 	fl.DurationVar(&f.publishEvery, "publish-every", serve.DefaultPublishEvery, "publish loop tick (reads the API server only)")
 	fl.DurationVar(&f.cleanupEvery, "cleanup-every", serve.DefaultCleanupEvery, "cleanup loop tick (one GET /service each)")
-	for _, h := range []string{"tokens-fast", "tokens-idle", "publish-every", "cleanup-every"} {
+	d := serve.DefaultRemediateConfig
+	fl.DurationVar(&f.remediate.UnhealthyAfter, "remediate-unhealthy-after", d.UnhealthyAfter, "how long a Node's Ready may be False or Unknown before it is remediated")
+	fl.DurationVar(&f.remediate.StartupTimeout, "remediate-startup-timeout", d.StartupTimeout, "how long a running VM may have no Node before it is remediated")
+	fl.IntVar(&f.remediate.MaxUnhealthyWorkersPct, "remediate-max-unhealthy-workers", d.MaxUnhealthyWorkersPct, "percent of the workers: more unhealthy than this stops worker remediation")
+	fl.IntVar(&f.remediate.MaxUnhealthyMasters, "remediate-max-unhealthy-masters", d.MaxUnhealthyMasters, "more unhealthy masters than this stops master remediation")
+	fl.DurationVar(&f.remediate.Every, "remediate-every", d.Every, "remediation tick (one GET /service?extended each)")
+	for _, h := range []string{"tokens-fast", "tokens-idle", "publish-every", "cleanup-every", "remediate-every"} {
 		_ = fl.MarkHidden(h)
 	}
 	f.log.Register(fl)
@@ -159,6 +167,7 @@ func runServe(ctx context.Context, f serveFlags, log *slog.Logger) error {
 				Before:  certRenewBefore(f, src.Vars, log), Log: log.With("loop", "certs")}, ErrorDelay: 5 * time.Minute},
 			{Loop: &serve.Tokens{OneGate: og, Client: cs, Clock: clock, TTL: ttl, WaitLimit: f.waitLimit, Fast: f.tokensFast, Idle: f.tokensIdle, Service: shared, Log: log.With("loop", "tokens")}, LeaderOnly: true},
 			{Loop: &serve.Cleanup{OneGate: og, Client: cs, Members: members, Clock: clock, Grace: f.cleanupGrace, Every: f.cleanupEvery, Service: shared, Log: log.With("loop", "cleanup")}, LeaderOnly: true},
+			{Loop: remediateLoop(f, og, cs, members, clock, src.Creds.VMID, cp.MasterRole, src.Vars, log), LeaderOnly: true},
 		},
 		Elector: &serve.LeaseElector{Client: cs, ID: identity, Log: log},
 		Clock:   clock,
@@ -200,4 +209,29 @@ func certRenewBefore(f serveFlags, vars vmcontext.Vars, log *slog.Logger) time.D
 		return serve.DefaultCertRenewBefore
 	}
 	return d
+}
+
+// remediateLoop builds the remediation loop. ONEAPP_K8S_REMEDIATION comes
+// from this master's CONTEXT, which only the owner sets; a value it cannot
+// read leaves remediation off (judging and reporting only), as does a
+// OneGate client without VM actions.
+func remediateLoop(f serveFlags, og gate.OneGate, cs kubernetes.Interface, members serve.MemberRemover, clock system.Clock,
+	self int, masterRole string, vars vmcontext.Vars, log *slog.Logger) *serve.Remediate {
+	r := &serve.Remediate{OneGate: og, Client: cs, Members: members, Clock: clock, Self: self, MasterRole: masterRole,
+		Config: f.remediate, Log: log.With("loop", "remediate")}
+	raw := vars.Get(vmcontext.KeyRemediation)
+	switch on, err := serve.ParseRemediationSwitch(raw); {
+	case err != nil:
+		r.Off = vmcontext.KeyRemediation + " unreadable (" + err.Error() + ")"
+		log.Warn("remediation off: "+vmcontext.KeyRemediation+" is neither on nor off", "error", err)
+	case !on:
+		r.Off = vmcontext.KeyRemediation + "=off"
+	}
+	if actor, ok := og.(serve.VMActor); ok {
+		r.Actor = actor
+	} else if r.Off == "" {
+		r.Off = "this OneGate client cannot act on VMs"
+		log.Warn("remediation judges and reports only: the OneGate client has no VM actions")
+	}
+	return r
 }
