@@ -20,6 +20,7 @@ type Living struct {
 	Waiting        string // ONEGATE_K8S_WAITING, VM IDs
 	NodesWithoutVM string // ONEGATE_K8S_NODES_WITHOUT_VM
 	ServeError     string // ONEGATE_K8S_SERVE_ERROR
+	Remediation    string // ONEGATE_K8S_REMEDIATION
 }
 
 func livingFrom(get func(string) string) Living {
@@ -29,6 +30,7 @@ func livingFrom(get func(string) string) Living {
 		Waiting:        get(vmcontext.KeyPubWaiting),
 		NodesWithoutVM: get(vmcontext.KeyPubNodesWithoutVM),
 		ServeError:     get(vmcontext.KeyPubServeError),
+		Remediation:    get(vmcontext.KeyPubRemediation),
 	}
 }
 
@@ -42,6 +44,9 @@ type Cluster struct {
 	Waiting        []string `json:"waiting"`
 	NodesWithoutVM []string `json:"nodes_without_vm"`
 	ServeError     string   `json:"serve_error,omitempty"`
+	// Remediation is the acting master's remediation line: what it did,
+	// what it waits for, or why it stopped.
+	Remediation string `json:"remediation,omitempty"`
 }
 
 // clusterOf reads the rows' published serve data; nil when no VM runs serve.
@@ -69,6 +74,9 @@ func clusterOf(rows []Row) *Cluster {
 		c.NodesWithoutVM = append(c.NodesWithoutVM, strings.Fields(l.NodesWithoutVM)...)
 		if l.ServeError != "" {
 			c.ServeError = strings.TrimSpace(c.ServeError + " " + l.ServeError)
+		}
+		if l.Remediation != "" {
+			c.Remediation = strings.TrimSpace(c.Remediation + " " + l.Remediation)
 		}
 	}
 	if !seen {
@@ -101,6 +109,9 @@ func writeCluster(w io.Writer, c *Cluster, now time.Time) {
 	fmt.Fprintf(w, "acting master: %s; join token: %s; waiting VMs: %s; nodes without VM: %s\n", acting, token, list(c.Waiting), list(c.NodesWithoutVM))
 	if c.ServeError != "" {
 		fmt.Fprintf(w, "serve error: %s\n", truncate(cell(c.ServeError), 4*maxError))
+	}
+	if c.Remediation != "" {
+		fmt.Fprintf(w, "remediation: %s\n", truncate(cell(c.Remediation), 4*maxError))
 	}
 }
 

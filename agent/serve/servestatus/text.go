@@ -66,6 +66,10 @@ func (s *Status) WriteText(w io.Writer, now time.Time) error {
 			row("  refused", n+": "+cl.Refused[n])
 		}
 	}
+	var rm RemediateReport
+	if loopReport(s, "remediate", &rm) {
+		writeRemediation(row, rm)
+	}
 	var ce CertsReport
 	if loopReport(s, "certs", &ce) && !ce.Earliest.IsZero() {
 		renewed := "never"
@@ -124,4 +128,38 @@ func sortedStrings[V any](m map[string]V) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// writeRemediation prints the remediation loop's rows: its state, what
+// stopped it, each unhealthy VM with its rung or what holds it, and the
+// last actions.
+func writeRemediation(row func(k, v string), rm RemediateReport) {
+	row("remediation", rm.State)
+	for _, st := range rm.Stopped {
+		row("  STOPPED", st)
+	}
+	for _, id := range sortedStrings(rm.Unhealthy) {
+		row("  unhealthy", "VM "+id+": "+rm.Unhealthy[id])
+	}
+	for _, id := range sortedStrings(rm.InFlight) {
+		row("  in flight", "VM "+id+": "+rm.InFlight[id])
+	}
+	for _, id := range sortedStrings(rm.Blocked) {
+		row("  held", "VM "+id+": "+rm.Blocked[id])
+	}
+	from := max(0, len(rm.Actions)-5)
+	for _, a := range rm.Actions[from:] {
+		line := fmt.Sprintf("%s VM %d", a.At.UTC().Format(time.RFC3339), a.VM)
+		if a.Node != "" {
+			line += " (" + a.Node + ")"
+		}
+		line += " " + a.Step
+		if a.Detail != "" {
+			line += ": " + a.Detail
+		}
+		if a.Error != "" {
+			line += ": FAILED: " + a.Error
+		}
+		row("  did", line)
+	}
 }
