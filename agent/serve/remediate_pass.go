@@ -24,6 +24,9 @@ type pass struct {
 	masters, sickMasters int
 	rep                  *RemediateReport
 	now                  time.Time
+	// drained: a replacement drained a Node this pass. One per pass keeps
+	// a tick within DrainTimeout, far below the runner's MaxTick.
+	drained bool
 }
 
 // one climbs at most one rung for VM id.
@@ -52,6 +55,10 @@ func (p *pass) one(ctx context.Context, id int) {
 		Master: master, Masters: p.masters, SickMasters: p.sickMasters, OtherMaster: p.otherMaster(id),
 		EtcdHelper: r.Members != nil}); why != "" {
 		p.rep.Blocked[key] = string(d.Do) + " held: " + why
+		return
+	}
+	if d.Do == stepReplace && m.Node != nil && p.drained {
+		p.rep.InFlight[key] = "replace on the next pass (one drain per pass)"
 		return
 	}
 	switch d.Do {
@@ -111,6 +118,7 @@ func (p *pass) replace(ctx context.Context, id int, m member, rec *ladder, d dec
 	}
 	if n := m.Node; n != nil {
 		act.Node = n.Name
+		p.drained = true
 		if err := r.Drain(ctx, r.Client, n.Name, r.Config.DrainTimeout); err != nil {
 			act.Detail += "; drained as far as possible: " + err.Error()
 		} else {

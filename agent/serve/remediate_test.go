@@ -476,3 +476,25 @@ func TestRemediateRunsUnderTheRunner(t *testing.T) {
 		t.Error("no remediate entry in the status")
 	}
 }
+
+// Replacements drain one Node per pass, so a tick stays within one
+// DrainTimeout whatever the number of broken nodes.
+func TestRemediateOneDrainPerPass(t *testing.T) {
+	b := newRemBed(t, nil, []int{11, 12, 13, 14, 15, 16})
+	var drained []string
+	b.loop.Drain = func(_ context.Context, _ kubernetes.Interface, node string, _ time.Duration) error {
+		drained = append(drained, node)
+		return nil
+	}
+	b.og.with(func(f *fakeFlow) { f.vms[11].LCMState, f.vms[12].LCMState = 36, 36 })
+	rep := b.tick()
+	b.wantActions("terminate 11 hard")
+	if !slices.Equal(drained, []string{"worker-11"}) || !strings.Contains(rep.InFlight["12"], "next pass") {
+		t.Fatalf("drained %v, in flight %v", drained, rep.InFlight)
+	}
+	b.clock.Advance(time.Minute)
+	b.tick()
+	if !slices.Equal(drained, []string{"worker-11", "worker-12"}) {
+		t.Fatalf("drained %v", drained)
+	}
+}
