@@ -18,12 +18,12 @@ func TestDiskHotplug(t *testing.T) {
 }
 
 func testDiskHotplug(t *testing.T, version string) {
-	h, _ := referenceSim(t, version)
+	h := runningService(t, version)
 	bundle := h.sim.CreateImage(Image{Name: "onekube-bundle-v1.37.2", Source: "/images/bundle.img"})
 	var mu sync.Mutex
 	var seen [][]Disk
 	h.sim.OnDiskChange(func(vmid int, disks []Disk) {
-		if vmid == 49 {
+		if vmid == 101 {
 			mu.Lock()
 			seen = append(seen, disks)
 			mu.Unlock()
@@ -51,7 +51,7 @@ func testDiskHotplug(t *testing.T, version string) {
 		{"attach reuses the free target, a new id", `{"action":{"perform":"attachdisk","params":"DISK=[IMAGE_ID=0]"}}`, 204, "", []int{3, 4}},
 	}
 	for _, tc := range tests {
-		r := act(49, tc.body)
+		r := act(101, tc.body)
 		if tc.status == 500 && version == "7.4" {
 			tc.msg = msgInternal500 // 7.2+ hides halt 500's message
 		}
@@ -59,21 +59,29 @@ func testDiskHotplug(t *testing.T, version string) {
 			t.Fatalf("%s: %d %q; want %d with %q", tc.name, r.status, r.body, tc.status, tc.msg)
 		}
 		var ids []int
-		for _, d := range h.sim.Disks(49) {
+		for _, d := range h.sim.Disks(101) {
 			ids = append(ids, d.DiskID)
 		}
 		if !equalInts(ids, tc.disks) {
 			t.Fatalf("%s: DISK_IDs %v, want %v", tc.name, ids, tc.disks)
 		}
 	}
-	d := h.sim.Disks(49)
+	// A sibling may attach a disk to another VM (vm.action_by_id).
+	r := h.do(req{method: "POST", path: "/vms/101/action", vm: 100, body: `{"action":{"perform":"attachdisk","params":"DISK=[IMAGE_ID=0]"}}`, ctype: "application/json"})
+	if r.status != 204 || len(h.sim.Disks(101)) != 3 {
+		t.Fatalf("a sibling's attachdisk = %d %q, %d disks", r.status, r.body, len(h.sim.Disks(101)))
+	}
+	if r := act(101, `{"action":{"perform":"detachdisk","params":5}}`); r.status != 204 {
+		t.Fatalf("detach the sibling's = %d %q", r.status, r.body)
+	}
+	d := h.sim.Disks(101)
 	if d[0].Target != "vdc" || d[1].Target != "vdb" || d[1].Image != "onekube-bundle-v1.37.2" || d[1].Source != "/images/bundle.img" {
 		t.Errorf("disks %+v: want vdc (id 3) and vdb (id 4) of the bundle", d)
 	}
-	if r := h.do(req{method: "GET", path: "/vm", vm: 49}); strings.Contains(r.body, "DISK") {
+	if r := h.do(req{method: "GET", path: "/vm", vm: 101}); strings.Contains(r.body, "DISK") {
 		t.Errorf("OneGate's VM document shows DISK (build_vm_hash keeps only NICs): %s", r.body)
 	}
-	r := h.do(req{method: "GET", path: "/service?extended=true", vm: 49})
+	r = h.do(req{method: "GET", path: "/service?extended=true", vm: 101})
 	for _, frag := range []string{`"DISK":[{`, `"DISK_ID":"3"`, `"DISK_ID":"4"`, `"IMAGE_ID":"0"`, `"TARGET":"vdb"`} {
 		if !strings.Contains(r.body, frag) {
 			t.Errorf("extended service document lacks %s:\n%.2000s", frag, r.body)
@@ -82,8 +90,8 @@ func testDiskHotplug(t *testing.T, version string) {
 	h.sim.hookWG.Wait()
 	mu.Lock()
 	defer mu.Unlock()
-	if len(seen) != 4 {
-		t.Errorf("hook called %d times, want 4 (one per change)", len(seen))
+	if len(seen) != 6 {
+		t.Errorf("hook called %d times, want 6 (one per change)", len(seen))
 	}
 }
 
