@@ -78,7 +78,7 @@ clean:
 # module. The tests install their own apt packages (debootstrap, rpm, ...) and
 # cache the Debian root under ONEKUBE_CACHE (default ~/.cache/onekube).
 
-.PHONY: package-test appliance-check marketplace appliance-image
+.PHONY: package-test appliance-check marketplace appliance-image upgrade-bundle
 
 package: build ## deb and rpm of the three binaries, units, config and docs into dist/
 	GO='$(GO)' ONEKUBE_BIN='$(BIN)' packaging/package.sh
@@ -94,6 +94,17 @@ marketplace: ## regenerate appliance/marketplace/*.yaml from flow/ (the drift te
 
 appliance-image: package ## build the appliance qcow2 for real with Packer (needs KVM and the internet)
 	appliance/build.sh
+
+# The upgrade bundle of one release (issue 21, docs/upgrade-bundle.md): an
+# ext4 image labelled ONEKUBE-BUNDLE with kubeadm, kubelet, kubectl and the
+# release's images, to register as a DATABLOCK image. Downloads from
+# dl.k8s.io and registry.k8s.io (needs curl and skopeo; no root);
+# BUNDLE_FROM=DIR builds offline from DIR/bin and DIR/images.
+BUNDLE_VERSION ?= $(KUBEADM_TAG)
+BUNDLE_OUT     ?= dist/onekube-bundle-$(BUNDLE_VERSION).img
+upgrade-bundle: ## the air-gapped upgrade bundle of KUBE_VERSION (default the pin) into dist/
+	@mkdir -p $(dir $(BUNDLE_OUT))
+	appliance/bundle.sh $(or $(KUBE_VERSION),$(BUNDLE_VERSION)) '$(if $(KUBE_VERSION),dist/onekube-bundle-$(KUBE_VERSION).img,$(BUNDLE_OUT))'
 
 demo: ## a simulated service (1 master + 3 workers) on a virtual clock: timeline, time to ready vs the limit (DEMO_FLAGS=-live: real processes)
 	$(GO) run ./agent/internal/demo $(DEMO_FLAGS)
