@@ -16,7 +16,8 @@ func fakeK8sDir(t *testing.T, dir, version string) {
 	for _, b := range K8sBinaries {
 		script := "#!/bin/sh\nexit 0\n"
 		if b == "kubeadm" {
-			script = "#!/bin/sh\necho " + version + "\n"
+			script = "#!/bin/sh\ncase $1 in\nversion) echo " + version + " ;;\n" +
+				"config) echo registry.k8s.io/kube-apiserver:" + version + "; echo registry.k8s.io/coredns/coredns:v1.14.6; echo registry.k8s.io/etcd:3.7.0-0 ;;\nesac\n"
 		}
 		if err := os.WriteFile(filepath.Join(dir, b), []byte(script), 0o755); err != nil {
 			t.Fatal(err)

@@ -159,7 +159,12 @@ func (s imageStore) put(ref, id string, size uint64, rootfs string) error {
 	old := dir + ".old"
 	_ = os.RemoveAll(old)
 	if err := os.Rename(dir, old); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
+		// A preloaded image lives in the image's lower layer, and
+		// overlayfs cannot rename a lower directory (EXDEV): replace it
+		// in place instead.
+		if err := os.RemoveAll(dir); err != nil {
+			return err
+		}
 	}
 	if err := os.Rename(stage, dir); err != nil {
 		return err
