@@ -34,14 +34,15 @@ fail() { echo "bundle.sh: $*" >&2; exit 1; }
 [[ $version =~ ^v1\.[0-9]+\.[0-9]+$ ]] || fail "version $version: want v1.MINOR.PATCH"
 command -v mkfs.ext4 >/dev/null || fail "mkfs.ext4 is missing (e2fsprogs)"
 
-stage=$(mktemp -d)
+# Beside the output, so BUNDLE_FROM's files can be hard-linked, not copied.
+stage=$(mktemp -d "$(dirname "$out")/.bundle-stage.XXXXXX")
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/bin" "$stage/images"
 
 if [[ -n ${BUNDLE_FROM:-} ]]; then
 	for b in kubeadm kubelet kubectl; do
 		[[ -x $BUNDLE_FROM/bin/$b ]] || fail "$BUNDLE_FROM/bin/$b: missing or not executable"
-		cp "$BUNDLE_FROM/bin/$b" "$stage/bin/$b"
+		cp -l "$BUNDLE_FROM/bin/$b" "$stage/bin/$b" 2>/dev/null || cp "$BUNDLE_FROM/bin/$b" "$stage/bin/$b"
 	done
 else
 	command -v curl >/dev/null || fail "curl is missing"
@@ -64,7 +65,7 @@ for ref in "${refs[@]}"; do
 	tarball=$stage/images/$name.tar
 	if [[ -n ${BUNDLE_FROM:-} ]]; then
 		[[ -f $BUNDLE_FROM/images/$name.tar ]] || fail "$BUNDLE_FROM/images/$name.tar: missing (for $ref)"
-		cp "$BUNDLE_FROM/images/$name.tar" "$tarball"
+		cp -l "$BUNDLE_FROM/images/$name.tar" "$tarball" 2>/dev/null || cp "$BUNDLE_FROM/images/$name.tar" "$tarball"
 	else
 		command -v skopeo >/dev/null || fail "skopeo is missing (apt-get install skopeo)"
 		skopeo copy --override-os linux --override-arch "$arch" "docker://$ref" "docker-archive:$tarball:$ref" >/dev/null ||
