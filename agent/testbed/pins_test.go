@@ -71,7 +71,7 @@ func TestVersionsFollowThePin(t *testing.T) {
 		"loopback.Tag":                                  loopback.Tag,
 		"the stand-ins' env.DefaultVersion":             env.DefaultVersion,
 		// fakenode reports the installed kubelet stand-in's version (the bed's release).
-		"appliance/versions.env ONEKUBE_K8S_VERSION":    "v" + appliance.Kubernetes,
+		"appliance/versions.env ONEKUBE_K8S_VERSION": "v" + appliance.Kubernetes,
 	} {
 		if got != pin {
 			t.Errorf("%s is %s, go.mod pins k8s.io/kubernetes %s", name, got, pin)
