@@ -14,6 +14,10 @@ KUBEADM_TAG   ?= v1.37.2
 ONEKUBE_CACHE ?= $(HOME)/.cache/onekube
 TESTBED_BIN   ?= $(ONEKUBE_CACHE)/testbed-$(KUBEADM_TAG)
 KUBEADM       ?= $(TESTBED_BIN)/kubeadm
+# The release a cluster of the upgrade tests starts from (issue 21): the bed
+# builds it too, into its own version-keyed directory.
+UPGRADE_FROM_TAG ?= v1.36.3
+TESTBED_FROM_BIN ?= $(ONEKUBE_CACHE)/testbed-$(UPGRADE_FROM_TAG)
 
 .PHONY: help build test golden-update bench bench-report bench-readme demo fuzz testbed kubeadm-oracle e2e-real package clean
 
@@ -52,9 +56,11 @@ bench-readme: ## bench-report, written into docs/measured.md
 # go build of kubeadm, kube-apiserver, kube-controller-manager,
 # kube-scheduler and kubectl with the version stamped (kubeadm's skew checks
 # read it), and the etcd release the tag requires. Existing binaries are
-# kept: about 5 min cold on 2 cores, 0 s when present.
-testbed: ## build the real Kubernetes binaries of the test bed into $(TESTBED_BIN)
+# kept: 12 min cold per release on 2 shared cores (docs/measured.md), 0 s
+# when present. Both releases: the pin, and the one upgrades start from.
+testbed: ## build the real Kubernetes binaries of the test bed into $(TESTBED_BIN) and $(TESTBED_FROM_BIN)
 	GO='$(GO)' agent/testbed/build.sh $(KUBEADM_TAG) '$(TESTBED_BIN)'
+	GO='$(GO)' agent/testbed/build.sh $(UPGRADE_FROM_TAG) '$(TESTBED_FROM_BIN)'
 
 kubeadm-oracle: testbed ## the real kubeadm (test oracle): the test bed's, so CI compiles it once
 
@@ -72,7 +78,7 @@ clean:
 # module. The tests install their own apt packages (debootstrap, rpm, ...) and
 # cache the Debian root under ONEKUBE_CACHE (default ~/.cache/onekube).
 
-.PHONY: package-test appliance-check marketplace appliance-image
+.PHONY: package-test appliance-check marketplace appliance-image upgrade-bundle
 
 package: build ## deb and rpm of the three binaries, units, config and docs into dist/
 	GO='$(GO)' ONEKUBE_BIN='$(BIN)' packaging/package.sh
@@ -88,6 +94,17 @@ marketplace: ## regenerate appliance/marketplace/*.yaml from flow/ (the drift te
 
 appliance-image: package ## build the appliance qcow2 for real with Packer (needs KVM and the internet)
 	appliance/build.sh
+
+# The upgrade bundle of one release (issue 21, docs/upgrade-bundle.md): an
+# ext4 image labelled ONEKUBE-BUNDLE with kubeadm, kubelet, kubectl and the
+# release's images, to register as a DATABLOCK image. Downloads from
+# dl.k8s.io and registry.k8s.io (needs curl and skopeo; no root);
+# BUNDLE_FROM=DIR builds offline from DIR/bin and DIR/images.
+BUNDLE_VERSION ?= $(KUBEADM_TAG)
+BUNDLE_OUT     ?= dist/onekube-bundle-$(BUNDLE_VERSION).img
+upgrade-bundle: ## the air-gapped upgrade bundle of KUBE_VERSION (default the pin) into dist/
+	@mkdir -p $(dir $(BUNDLE_OUT))
+	appliance/bundle.sh $(or $(KUBE_VERSION),$(BUNDLE_VERSION)) '$(if $(KUBE_VERSION),dist/onekube-bundle-$(KUBE_VERSION).img,$(BUNDLE_OUT))'
 
 demo: ## a simulated service (1 master + 3 workers) on a virtual clock: timeline, time to ready vs the limit (DEMO_FLAGS=-live: real processes)
 	$(GO) run ./agent/internal/demo $(DEMO_FLAGS)

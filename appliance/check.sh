@@ -16,7 +16,9 @@
 #   4. that the stand-in repository is as strict as the real one: with a
 #      keyring _apt cannot read, apt-get update fails;
 #   5. the configure and bootstrap hooks, and that bad inputs and a checksum
-#      mismatch fail the install.
+#      mismatch fail the install;
+#   6. the upgrade bundle (bundle.sh) built offline from stand-ins: label,
+#      layout, manifest sums, refusals (test/bundle.sh, about 1 s).
 # Needs root and the packages in dist/ (`make package`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,6 +37,9 @@ trap cleanup EXIT
 
 stamp "shellcheck"
 shellcheck -x appliance/*.sh appliance/test/*.sh appliance/packer/gen_context
+
+stamp "upgrade bundle, built offline (appliance/test/bundle.sh)"
+appliance/test/bundle.sh
 
 stamp "packer fmt -check, packer validate ($(packer version | head -n1))"
 packer fmt -check -diff appliance/packer >/dev/null || fail "packer fmt: run 'packer fmt appliance/packer'"

@@ -44,6 +44,10 @@ type Bed struct {
 	vms  []*VM
 	nics int
 	mem  *memSampler
+
+	imagesOnce sync.Once
+	images     []string // releaseImages
+	imagesErr  error
 }
 
 // holder is a vminit process that holds namespaces.
@@ -109,6 +113,7 @@ func (b *Bed) Close() error {
 		if err := vm.PowerOff(); err != nil {
 			errs = append(errs, err)
 		}
+		vm.releaseDisks()
 	}
 	if b.mem != nil {
 		b.mem.stop()

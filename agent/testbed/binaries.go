@@ -41,15 +41,20 @@ func CacheDir(version string) (string, error) {
 	return filepath.Join(root, "testbed-"+version), nil
 }
 
-// LocateK8s finds the real binaries: $ONEKUBE_TESTBED_BIN, else the cache
-// directory of the version. It names what is missing and how to build it.
+// LocateK8s finds the real binaries of version: $ONEKUBE_TESTBED_BIN when
+// its kubeadm is that release, else the cache directory of the version. A
+// bed at another release than the default (a cluster to upgrade from) must
+// not pick up the default's binaries because the variable names them. It
+// names what is missing and how to build it.
 func LocateK8s(version string) (string, error) {
-	dir := os.Getenv("ONEKUBE_TESTBED_BIN")
-	if dir == "" {
-		var err error
-		if dir, err = CacheDir(version); err != nil {
-			return "", err
+	if dir := os.Getenv("ONEKUBE_TESTBED_BIN"); dir != "" {
+		if got, err := kubeadmVersion(dir); err == nil && got == version {
+			return dir, nil
 		}
+	}
+	dir, err := CacheDir(version)
+	if err != nil {
+		return "", err
 	}
 	var missing []string
 	for _, b := range K8sBinaries {
@@ -58,10 +63,27 @@ func LocateK8s(version string) (string, error) {
 		}
 	}
 	if len(missing) > 0 {
-		return "", fmt.Errorf("%s lacks %s: run `make testbed` (agent/testbed/build.sh %s %s)",
-			dir, strings.Join(missing, ", "), version, dir)
+		return "", fmt.Errorf("%s lacks %s: run `make testbed KUBEADM_TAG=%s` (agent/testbed/build.sh %s %s)",
+			dir, strings.Join(missing, ", "), version, version, dir)
+	}
+	got, err := kubeadmVersion(dir)
+	if err != nil {
+		return "", err
+	}
+	if got != version {
+		return "", fmt.Errorf("%s holds kubeadm %s, not %s: remove it and run `make testbed KUBEADM_TAG=%s`", dir, got, version, version)
 	}
 	return dir, nil
+}
+
+// kubeadmVersion is what dir's kubeadm says it is (build.sh stamps the
+// tag into every binary).
+func kubeadmVersion(dir string) (string, error) {
+	out, err := exec.Command(filepath.Join(dir, "kubeadm"), "version", "-o", "short").Output()
+	if err != nil {
+		return "", fmt.Errorf("%s/kubeadm version: %w", dir, err)
+	}
+	return strings.TrimSpace(string(out)), nil
 }
 
 // BuildTools compiles onekube-agent, onekubed, fakenode and vminit into dir

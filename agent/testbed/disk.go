@@ -2,10 +2,15 @@ package testbed
 
 import (
 	"bytes"
+	"crypto/sha256"
 	_ "embed"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
+	"path"
 	"path/filepath"
 	"strings"
 )
@@ -15,6 +20,10 @@ var (
 	systemctlStub []byte
 	//go:embed stubs/kubelet
 	kubeletStub []byte
+	//go:embed stubs/blkid
+	blkidStub []byte
+	//go:embed stubs/mount
+	mountStub []byte
 )
 
 // prepareDisk lays out a new VM's disk (once; a reboot keeps it): the
@@ -36,7 +45,39 @@ func (vm *VM) prepareDisk() error {
 		// instead of leaving the VM for the host's resolver.
 		"/etc/resolv.conf":   {Data: []byte("nameserver " + vm.bed.Gateway().String() + "\n"), Mode: 0o644},
 		"/usr/bin/systemctl": {Data: systemctlStub, Mode: 0o755},
-		"/usr/bin/kubelet":   {Data: bytes.ReplaceAll(kubeletStub, []byte("@VERSION@"), []byte(b.Version)), Mode: 0o755},
+		"/usr/bin/kubelet":   {Data: KubeletStub(b.Version), Mode: 0o755},
+		// Ahead of /usr/bin on PATH: hot-plugged disks (hotplug.go).
+		"/usr/local/sbin/blkid": {Data: blkidStub, Mode: 0o755},
+		"/usr/local/sbin/mount": {Data: mountStub, Mode: 0o755},
+	}
+	images, err := vm.bed.releaseImages()
+	if err != nil {
+		return err
+	}
+	for _, ref := range images {
+		meta, _ := json.Marshal(map[string]any{"ref": ref, "id": "sha256:" + sha256Hex([]byte(ref)), "size": 1})
+		files[imagesDir+"/"+ref+"/image.json"] = File{Data: meta, Mode: 0o644}
+	}
+	links := map[string]string{
+		"/usr/bin/onekube-agent": b.Agent,
+		"/usr/bin/onekubed":      b.Daemon,
+		"/usr/bin/kubeadm":       filepath.Join(b.K8sDir, "kubeadm"),
+		"/usr/bin/kubectl":       filepath.Join(b.K8sDir, "kubectl"),
+		fakeNodePath:             b.FakeNode,
+		// containerd's ctr, played by fakenode under that name.
+		"/usr/bin/ctr": b.FakeNode,
+	}
+	// The control-plane images of the release, preloaded as the appliance
+	// preloads them: each binary where the real image keeps it.
+	for _, ref := range images {
+		name := path.Base(ref[:strings.LastIndex(ref, ":")])
+		switch name {
+		case "etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler":
+			links[imagesDir+"/"+ref+"/rootfs/usr/local/bin/"+name] = filepath.Join(b.K8sDir, name)
+		default:
+			// kube-proxy, CoreDNS, pause: present, never run.
+			files[imagesDir+"/"+ref+"/rootfs/.image"] = File{Data: []byte(ref + "\n"), Mode: 0o644}
+		}
 	}
 	for p, f := range vm.Spec.Files {
 		files[p] = f
@@ -53,18 +94,13 @@ func (vm *VM) prepareDisk() error {
 			return err
 		}
 	}
-	links := map[string]string{
-		"/usr/bin/onekube-agent": b.Agent,
-		"/usr/bin/onekubed":      b.Daemon,
-		"/usr/bin/kubeadm":       filepath.Join(b.K8sDir, "kubeadm"),
-		"/usr/bin/kubectl":       filepath.Join(b.K8sDir, "kubectl"),
-		fakeNodePath:             b.FakeNode,
-	}
-	for _, img := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler"} {
-		links[imagesDir+"/"+img] = filepath.Join(b.K8sDir, img)
-	}
+	// The programs are hard links to the cache (or the test's build
+	// directory), so they go into the image's read-only layer under the
+	// overlay, never into the upper directory: a VM that rewrites
+	// /usr/bin/kubeadm (an upgrade installing its own) gets a copy-up, and
+	// the host's cache is never written through the link.
 	for p, src := range links {
-		dst, err := upperPath(disk, p)
+		dst, err := imageLayerPath(disk, p)
 		if err != nil {
 			return err
 		}
@@ -73,6 +109,16 @@ func (vm *VM) prepareDisk() error {
 		}
 	}
 	return nil
+}
+
+// imageLayerPath maps a path of the VM under /usr to the image layer, the
+// overlay's lower directory above the host's /usr (vminit mounts it).
+func imageLayerPath(disk, p string) (string, error) {
+	rest, ok := strings.CutPrefix(filepath.Clean(p), "/usr/")
+	if !ok {
+		return "", fmt.Errorf("%s is not under /usr (the image layer)", p)
+	}
+	return filepath.Join(disk, "usr", "image", rest), nil
 }
 
 // upperPath maps a path of the VM to its overlay upper directory.
@@ -110,4 +156,32 @@ func install(src, dst string) error {
 		return err
 	}
 	return out.Close()
+}
+
+// KubeletStub is the kubelet stand-in that says it is version: fakenode
+// reports the version of the kubelet installed, so an upgrade installs a
+// stand-in of the new release (the bundle's bin/kubelet in the bed).
+func KubeletStub(version string) []byte {
+	return bytes.ReplaceAll(kubeletStub, []byte("@VERSION@"), []byte(version))
+}
+
+func sha256Hex(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// ReleaseImages are the images kubeadm of dir uses for version (`kubeadm
+// config images list`), which the appliance preloads.
+func ReleaseImages(k8sDir, version string) ([]string, error) {
+	out, err := exec.Command(filepath.Join(k8sDir, "kubeadm"), "config", "images", "list", "--kubernetes-version", version).Output()
+	if err != nil {
+		return nil, fmt.Errorf("kubeadm config images list --kubernetes-version %s: %w", version, err)
+	}
+	return strings.Fields(string(out)), nil
+}
+
+// releaseImages is ReleaseImages of the bed's release, asked once.
+func (b *Bed) releaseImages() ([]string, error) {
+	b.imagesOnce.Do(func() { b.images, b.imagesErr = ReleaseImages(b.o.Bins.K8sDir, b.o.Bins.Version) })
+	return b.images, b.imagesErr
 }

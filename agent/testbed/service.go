@@ -47,6 +47,7 @@ type Service struct {
 
 	o       ServiceOptions
 	mu      sync.Mutex
+	diskMu  sync.Mutex // plugDisks, one at a time
 	vms     map[int]*VM
 	runs    map[int][]*AgentRun
 	daemons map[string]*AgentRun // "<vmid>/<lb|serve>"
@@ -94,6 +95,7 @@ func (b *Bed) StartService(o ServiceOptions) (*Service, error) {
 		return nil, fmt.Errorf("serving OneGate on the switch: %w", err)
 	}
 	s.Sim.OnVMCreated(s.launch)
+	s.Sim.OnDiskChange(s.plugDisks)
 	if s.ID, err = s.Sim.Instantiate(tmpl, merge); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("instantiating: %w", err)
@@ -333,4 +335,25 @@ func (s *Service) Close() {
 func VMID(vm *VM) (int, bool) {
 	id, err := strconv.Atoi(strings.TrimPrefix(vm.Spec.Name, "vm-"))
 	return id, err == nil
+}
+
+// plugDisks is the hypervisor after an attach or detach: the VM's devices
+// become the disks oned now lists for it (read now, not from the hook's
+// snapshot, so two quick changes cannot land in the wrong order).
+func (s *Service) plugDisks(vmid int, _ []onegatesim.Disk) {
+	s.diskMu.Lock()
+	defer s.diskMu.Unlock()
+	s.mu.Lock()
+	vm := s.vms[vmid]
+	s.mu.Unlock()
+	if vm == nil {
+		return
+	}
+	want := map[string]string{}
+	for _, d := range s.Sim.Disks(vmid) {
+		want[d.Target] = d.Source
+	}
+	if err := vm.SetDisks(want); err != nil {
+		s.Bed.o.Logf("testbed: VM %d: plugging its disks: %v", vmid, err)
+	}
 }

@@ -59,8 +59,9 @@ type VM struct {
 	mu     sync.Mutex
 	h      *holder
 	boots  int
-	output []string // vminit output of earlier boots
-	onBoot func()   // the VM's enabled units, started after each later boot
+	output []string           // vminit output of earlier boots
+	onBoot func()             // the VM's enabled units, started after each later boot
+	disks  map[string]hotDisk // hot-plugged, by target (hotplug.go)
 }
 
 // OnBoot sets what every later boot starts once the VM is up, as systemd
@@ -130,7 +131,7 @@ func (vm *VM) powerOn() error {
 		// sysctls need br_netfilter, which a namespace cannot load.
 		"--sysctl", "net.ipv4.ip_forward=1",
 		"--unit-active", "containerd", "--unit-active", "kubelet",
-		"--service", "fakenode=" + fakeNodePath + " --image-dir " + imagesDir + " --kubelet-version " + b.o.Bins.Version,
+		"--service", "fakenode=" + fakeNodePath + " --image-dir " + imagesDir,
 		"--wait-for", "/run/containerd/containerd.sock",
 	}
 	flags := uintptr(syscall.CLONE_NEWNS | syscall.CLONE_NEWUTS | syscall.CLONE_NEWIPC | syscall.CLONE_NEWPID | syscall.CLONE_NEWNET)
@@ -157,6 +158,9 @@ func (vm *VM) powerOn() error {
 	}
 	vm.h = h
 	vm.boots++
+	if err := vm.writeDisksLocked(); err != nil {
+		return fmt.Errorf("VM %s: its hot-plugged disks: %w", vm.Spec.Name, err)
+	}
 	b.mem.watch(h.pid)
 	b.o.Logf("testbed: VM %s booted (%s, hostname %s, pid %d)", vm.Spec.Name, vm.Spec.IP, vm.Spec.Hostname, h.pid)
 	return nil

@@ -168,6 +168,9 @@ func (s *Sim) action(r *http.Request, v *vm, body []byte) reply {
 	case "terminate", "delete", "shutdown":
 		s.removeVM(v)
 		s.advance(v.svc)
+	case "attachdisk", "detachdisk":
+		params, _ := rubyIndex(act, "params")
+		return s.diskAction(v, name, params)
 	}
 	return reply{status: http.StatusNoContent}
 }

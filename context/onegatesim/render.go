@@ -108,7 +108,7 @@ func (s *Sim) fullVMHash(v *vm) obj {
 	tmpl["TEMPLATE_ID"] = strconv.Itoa(v.role.spec.templateID)
 	tmpl["VMID"] = strconv.Itoa(v.id)
 	groups := map[string][]attr{}
-	for _, a := range v.system {
+	for _, a := range append(append([]attr{}, v.system...), diskAttrs(v.disks)...) {
 		groups[a.name] = append(groups[a.name], a)
 	}
 	for name, as := range groups {

@@ -46,6 +46,8 @@ type Sim struct {
 	notifyCond    *sync.Cond
 
 	notifierDone chan struct{}
+	images       []Image             // disk hot-plug (disks.go)
+	diskHooks    []func(int, []Disk) // disk hot-plug (disks.go)
 	srv          *http.Server
 	handler      http.Handler
 }

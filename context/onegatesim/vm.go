@@ -34,6 +34,8 @@ type vm struct {
 	// lcm is LCM_STATE: 0 (zero value) reads as RUNNING; SHUTDOWN while a
 	// soft terminate runs (shutdown.go).
 	lcm int
+	// disks are the hot-plugged disks (disks.go).
+	disks []Disk
 }
 
 // lcmState is the VM's LCM_STATE as OneGate shows it.

@@ -41,6 +41,12 @@ func TestMain(m *testing.M) {
 // and it is torn down even when the test fails half-way.
 func newBed(t *testing.T) *testbed.Bed {
 	t.Helper()
+	return newBedWith(t, bins)
+}
+
+// newBedWith is newBed with other binaries (another release).
+func newBedWith(t *testing.T, bins testbed.Binaries) *testbed.Bed {
+	t.Helper()
 	testbed.Require(t)
 	if bins.Agent == "" {
 		msg := "the bed's binaries are missing: run `make testbed` (see realbed: lines above)"

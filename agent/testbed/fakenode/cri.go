@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"google.golang.org/grpc"
@@ -167,23 +168,42 @@ func (s *criServer) RemoveContainer(context.Context, *cri.RemoveContainerRequest
 	return &cri.RemoveContainerResponse{}, nil
 }
 
-// Every image is "present": the binaries stand for the image contents, as a
-// preloaded appliance image has them.
+// The image calls answer from the node's image store: an image is there
+// when the bed preloaded it (the appliance's images of its release) or ctr
+// imported it. The bed has no registry and no network out, so a pull of an
+// absent image fails, as it does on an air-gapped node.
 func (s *criServer) ImageStatus(_ context.Context, req *cri.ImageStatusRequest) (*cri.ImageStatusResponse, error) {
-	ref := req.GetImage().GetImage()
-	return &cri.ImageStatusResponse{Image: &cri.Image{Id: "sha256:" + digest(ref), RepoTags: []string{ref}, Size: 1}}, nil
+	m, ok := s.rt.images.lookup(req.GetImage().GetImage())
+	if !ok {
+		return &cri.ImageStatusResponse{}, nil // the CRI's "not present"
+	}
+	return &cri.ImageStatusResponse{Image: criImage(m)}, nil
 }
 
 func (s *criServer) PullImage(_ context.Context, req *cri.PullImageRequest) (*cri.PullImageResponse, error) {
-	return &cri.PullImageResponse{ImageRef: "sha256:" + digest(req.GetImage().GetImage())}, nil
+	ref := req.GetImage().GetImage()
+	if m, ok := s.rt.images.lookup(ref); ok {
+		return &cri.PullImageResponse{ImageRef: m.ID}, nil
+	}
+	host, _, _ := strings.Cut(ref, "/")
+	return nil, status.Errorf(codes.Unknown, "failed to pull and unpack image %q: failed to resolve reference %q: dial tcp: lookup %s: no such host", ref, ref, host)
 }
 
 func (s *criServer) ListImages(context.Context, *cri.ListImagesRequest) (*cri.ListImagesResponse, error) {
-	return &cri.ListImagesResponse{}, nil
+	var out []*cri.Image
+	for _, m := range s.rt.images.list() {
+		out = append(out, criImage(m))
+	}
+	return &cri.ListImagesResponse{Images: out}, nil
 }
 
-func (s *criServer) RemoveImage(context.Context, *cri.RemoveImageRequest) (*cri.RemoveImageResponse, error) {
+func (s *criServer) RemoveImage(_ context.Context, req *cri.RemoveImageRequest) (*cri.RemoveImageResponse, error) {
+	_ = s.rt.images.remove(req.GetImage().GetImage()) // idempotent, as the CRI requires
 	return &cri.RemoveImageResponse{}, nil
+}
+
+func criImage(m imageMeta) *cri.Image {
+	return &cri.Image{Id: m.ID, RepoTags: []string{m.Ref}, Size: m.Size}
 }
 
 func (s *criServer) ImageFsInfo(context.Context, *cri.ImageFsInfoRequest) (*cri.ImageFsInfoResponse, error) {

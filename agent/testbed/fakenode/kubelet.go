@@ -57,7 +57,7 @@ type kubelet struct {
 // systemd waits for the unit's process to exit, so that the kubelet's
 // ports are free when the stop returns (kubeadm reset, then join, saw
 // Port-10250 still taken otherwise).
-func superviseKubelet(ctx context.Context, stateFile string, rt *containerRuntime, version string, logf func(string, ...any)) {
+func superviseKubelet(ctx context.Context, stateFile string, rt *containerRuntime, versionOf func() (string, error), logf func(string, ...any)) {
 	var (
 		current string
 		cancel  context.CancelFunc = func() {}
@@ -89,6 +89,14 @@ func superviseKubelet(ctx context.Context, stateFile string, rt *containerRuntim
 				go func(done chan struct{}) {
 					defer close(done)
 					defer os.Remove(running)
+					// Each start runs the kubelet binary installed now, so
+					// an upgraded one reports its own version.
+					version, err := versionOf()
+					if err != nil {
+						logf("kubelet: %v", err)
+						<-kctx.Done()
+						return
+					}
 					runKubelet(kctx, rt, version, logf)
 				}(done)
 			}

@@ -21,8 +21,8 @@ import (
 // outlive a kubelet restart on a real node; only the CRI's Stop/Remove
 // (kubeadm reset) or the kubelet's sync end them.
 type containerRuntime struct {
-	imageDir string // where the "images" (the locally built binaries) live
-	logDir   string // /var/log/pods
+	images imageStore
+	logDir string // /var/log/pods
 
 	mu        sync.Mutex
 	sandboxes map[string]*sandbox // by ID
@@ -40,6 +40,7 @@ type sandbox struct {
 type container struct {
 	id       string
 	name     string
+	image    string
 	argv     []string
 	env      []string
 	attempt  int
@@ -53,7 +54,7 @@ type container struct {
 }
 
 func newContainerRuntime(imageDir, logDir string) *containerRuntime {
-	return &containerRuntime{imageDir: imageDir, logDir: logDir, sandboxes: map[string]*sandbox{}}
+	return &containerRuntime{images: imageStore{root: imageDir}, logDir: logDir, sandboxes: map[string]*sandbox{}}
 }
 
 func newID() string {
@@ -93,7 +94,7 @@ func (r *containerRuntime) runPod(pod *corev1.Pod, hash string) (*sandbox, error
 		if len(c.Command) == 0 {
 			return nil, fmt.Errorf("pod %s/%s container %s: no command (an image entrypoint cannot be played)", pod.Namespace, pod.Name, c.Name)
 		}
-		ct := &container{id: newID(), name: c.Name, argv: append(append([]string{}, c.Command...), c.Args...)}
+		ct := &container{id: newID(), name: c.Name, image: c.Image, argv: append(append([]string{}, c.Command...), c.Args...)}
 		for _, e := range c.Env {
 			if e.ValueFrom == nil {
 				ct.env = append(ct.env, e.Name+"="+e.Value)
@@ -112,11 +113,12 @@ func (r *containerRuntime) runPod(pod *corev1.Pod, hash string) (*sandbox, error
 	return s, nil
 }
 
-// start runs one container's process: the image's binary with the
-// manifest's own arguments, in its own process group, killed if this
-// process dies.
+// start runs one container's process: the command found in its image
+// with the manifest's own arguments, in its own process group, killed if
+// this process dies. An image the store lacks fails the start, and the
+// kubelet retries after its back-off, as ErrImageNeverPull would.
 func (r *containerRuntime) start(s *sandbox, c *container) error {
-	bin := filepath.Join(r.imageDir, filepath.Base(c.argv[0]))
+	bin, berr := r.images.binary(c.image, c.argv[0])
 	dir := filepath.Join(r.logDir, fmt.Sprintf("%s_%s_%s", s.pod.Namespace, s.pod.Name, s.pod.UID), c.name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -128,6 +130,14 @@ func (r *containerRuntime) start(s *sandbox, c *container) error {
 	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
+	}
+	if berr != nil {
+		fmt.Fprintf(logf, "%v\n", berr)
+		logf.Close()
+		r.mu.Lock()
+		c.exitCode, c.finished, c.logPath = 128, time.Now(), logPath
+		r.mu.Unlock()
+		return fmt.Errorf("starting %s of %s/%s: %w", c.name, s.pod.Namespace, s.pod.Name, berr)
 	}
 	cmd := exec.Command(bin, c.argv[1:]...)
 	cmd.Args[0] = c.argv[0]

@@ -87,7 +87,13 @@ func setup(disk, hostname string, sysctls []string) error {
 				return err
 			}
 		}
-		opts := fmt.Sprintf("lowerdir=/%s,upperdir=%s,workdir=%s", d, upper, work)
+		// <disk>/<d>/image, when there, is the image's read-only layer
+		// (the bed's hard links to the host's binaries): writes copy up.
+		lower := "/" + d
+		if st, err := os.Stat(filepath.Join(disk, d, "image")); err == nil && st.IsDir() {
+			lower = filepath.Join(disk, d, "image") + ":" + lower
+		}
+		opts := fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s", lower, upper, work)
 		if err := syscall.Mount("overlay", "/"+d, "overlay", 0, opts); err != nil {
 			return fmt.Errorf("mounting the overlay on /%s: %w", d, err)
 		}
