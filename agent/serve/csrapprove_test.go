@@ -166,3 +166,28 @@ func TestCSRApprover(t *testing.T) {
 		t.Errorf("CSR for a VM shutting down: %s, want Denied", got)
 	}
 }
+
+// FuzzJudgeCSR: whatever a token holder files, judgeCSR never panics and
+// approves only a kubelet client request for an expected name.
+func FuzzJudgeCSR(f *testing.F) {
+	t := &testing.T{}
+	f.Add([]byte(nodeCSR(t, "system:node:worker-11")), "system:bootstrap:abcdef", string(certificatesv1.KubeAPIServerClientKubeletSignerName))
+	f.Add([]byte(nodeCSR(t, "system:node:master-10")), "system:bootstrap:abcdef", string(certificatesv1.KubeAPIServerClientKubeletSignerName))
+	f.Add([]byte("-----BEGIN CERTIFICATE REQUEST-----\nAAAA\n-----END CERTIFICATE REQUEST-----\n"), "system:bootstrap:abcdef", "x")
+	f.Add([]byte{}, "", "")
+	now := time.Now()
+	facts := csrFacts{tokens: map[string]bool{"abcdef": true}, expected: map[string]int{"worker-11": 11}, now: now, grace: time.Minute}
+	f.Fuzz(func(t *testing.T, req []byte, user, signer string) {
+		c := &certificatesv1.CertificateSigningRequest{Spec: certificatesv1.CertificateSigningRequestSpec{
+			Username: user, Request: req, SignerName: signer,
+			Usages: []certificatesv1.KeyUsage{certificatesv1.UsageDigitalSignature, certificatesv1.UsageClientAuth}}}
+		v, _ := judgeCSR(c, facts)
+		if v != csrApprove {
+			return
+		}
+		name, err := kubeletClientName(c)
+		if err != nil || name != "worker-11" || user != "system:bootstrap:abcdef" {
+			t.Fatalf("approved %q from %q (%v)", name, user, err)
+		}
+	})
+}
