@@ -14,8 +14,11 @@ import (
 //
 //   - create and watch its CSR: system:node-bootstrapper, as kubeadm's
 //     kubeadm:kubelet-bootstrap (phases/bootstraptoken/node/tlsbootstrap.go);
-//   - the node-client CSR auto-approval, as kubeadm's
-//     kubeadm:node-autoapprove-bootstrap (same file);
+//   - not the node-client CSR auto-approval of kubeadm's
+//     kubeadm:node-autoapprove-bootstrap (same file): with it any holder
+//     of the token gets a node credential under any name; onekubed
+//     serve's CSR approver (agent/serve/csrapprove.go) approves only the
+//     names of VMs the cluster expects;
 //   - get nodes, as kubeadm:get-nodes (same file: join checks that no
 //     Ready Node has its name);
 //   - read the kubeadm-config, kubelet-config and kube-proxy ConfigMaps, as

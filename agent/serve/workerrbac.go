@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
@@ -94,5 +95,15 @@ func EnsureWorkerJoinRBAC(ctx context.Context, cs kubernetes.Interface) error {
 			return err
 		}
 	}
+	// Clusters made before the CSR approver (csrapprove.go) carry the
+	// worker group's blanket node-client auto-approval: gone.
+	err = cs.RbacV1().ClusterRoleBindings().Delete(ctx, legacyWorkerAutoApprove, metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting clusterrolebinding %s: %w", legacyWorkerAutoApprove, err)
+	}
 	return nil
 }
+
+// legacyWorkerAutoApprove bound the worker group to
+// system:certificates.k8s.io:certificatesigningrequests:nodeclient.
+const legacyWorkerAutoApprove = "onekube:worker-join-autoapprove"

@@ -47,7 +47,6 @@ func TestWorkerJoinRBACDecoded(t *testing.T) {
 		clusterRoles: []*rbacv1.ClusterRole{getNodes},
 		clusterRoleBindings: []*rbacv1.ClusterRoleBinding{
 			crb("onekube:worker-join-bootstrap", "system:node-bootstrapper"),
-			crb("onekube:worker-join-autoapprove", "system:certificates.k8s.io:certificatesigningrequests:nodeclient"),
 			crb("onekube:worker-join-get-nodes", getNodes.Name),
 		},
 		roles:        []*rbacv1.Role{role},

@@ -122,3 +122,15 @@ func (s *Service) daemonLogs() string {
 	}
 	return b.String()
 }
+
+// StartServe starts `onekubed serve` on a master of a service run with
+// NoServe, as its unit would: for tests that mask it only for a while.
+func (s *Service) StartServe(vmid int) error {
+	vm := s.VM(vmid)
+	info, ok := s.Sim.VM(vmid)
+	if vm == nil || !ok {
+		return fmt.Errorf("VM %d never booted", vmid)
+	}
+	s.ensureDaemon(vm, info, "serve")
+	return nil
+}

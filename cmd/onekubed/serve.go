@@ -166,6 +166,7 @@ func runServe(ctx context.Context, f serveFlags, log *slog.Logger) error {
 				Renewer: serve.KubeadmRenewer{Kubeadm: kubeadm.Runner{Exec: system.OSExec{}}},
 				Before:  certRenewBefore(f, src.Vars, log), Log: log.With("loop", "certs")}, ErrorDelay: 5 * time.Minute},
 			{Loop: &serve.Tokens{OneGate: og, Client: cs, Clock: clock, TTL: ttl, WaitLimit: f.waitLimit, Fast: f.tokensFast, Idle: f.tokensIdle, Service: shared, Log: log.With("loop", "tokens")}, LeaderOnly: true},
+			{Loop: &serve.CSRApprover{OneGate: og, Client: cs, Clock: clock, Prefix: src.Vars.Get(vmcontext.KeyNodeName), Log: log.With("loop", "csr-approver")}, LeaderOnly: true, ErrorDelay: 5 * time.Second},
 			{Loop: &serve.Cleanup{OneGate: og, Client: cs, Members: members, Clock: clock, Grace: f.cleanupGrace, Every: f.cleanupEvery, Service: shared, Log: log.With("loop", "cleanup")}, LeaderOnly: true},
 			{Loop: remediateLoop(f, og, cs, members, clock, src.Creds.VMID, cp.MasterRole, src.Vars, log), LeaderOnly: true},
 		},

@@ -101,12 +101,12 @@ func TestKubeconfigRealControlPlane(t *testing.T) {
 	// challenge the request with a nonce of their own, which no single
 	// unit does.
 	s := startServiceWith(t, b, testbed.ServiceOptions{Workers: 1, CNIManifest: flannelManifest, AgentArgs: agentArgs, NoServe: true})
-	for _, r := range waitAgents(t, s, 2) {
-		if r.Code != 0 || r.Err != nil {
-			t.Fatalf("VM %d: bootstrap exited %d (%v):\n%s", r.VM.ID, r.Code, r.Err, lastLines(r.Output(), 20))
-		}
-	}
+	// serve starts once the master bootstrapped, as its unit does: the
+	// worker's node-client CSR waits for serve's approver.
 	master := s.Sim.RoleVMs(s.ID, flow.RoleMaster)[0]
+	if r := waitRun(t, s, master.ID); r.Code != 0 || r.Err != nil {
+		t.Fatalf("master: bootstrap exited %d (%v):\n%s", r.Code, r.Err, lastLines(r.Output(), 20))
+	}
 	mvm := s.VM(master.ID)
 
 	ctx, stop := context.WithCancel(context.Background())
@@ -126,6 +126,11 @@ func TestKubeconfigRealControlPlane(t *testing.T) {
 			t.Logf("onekubed serve:\n%s", serveLog.String())
 		}
 	})
+	for _, r := range waitAgents(t, s, 2) {
+		if r.Code != 0 || r.Err != nil {
+			t.Fatalf("VM %d: bootstrap exited %d (%v):\n%s", r.VM.ID, r.Code, r.Err, lastLines(r.Output(), 20))
+		}
+	}
 
 	for addr, h := range map[string]http.Handler{onedAddr: s.Sim.OnedHandler("oneadmin", "pw"), flowAddr: s.Sim.OneFlowHandler("oneadmin", "pw")} {
 		ln, err := b.Listen("tcp", addr)
