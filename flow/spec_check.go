@@ -191,6 +191,7 @@ func checkRole(ps *problems, name string, r Role) {
 			ps.errorf(fmt.Sprintf("%s.elasticityPolicies[%d].expression", name, i), "%v", err)
 		}
 	}
+	specPolicies(ps, name, r)
 	for i, p := range r.ScheduledPolicies {
 		path := fmt.Sprintf("%s.scheduledPolicies[%d]", name, i)
 		checkSpecPolicy(ps, path, p.Type, p.MinAdjustStep, nil)
