@@ -48,6 +48,11 @@ func CheckSpec(s Spec) []Problem {
 	checkRole(&ps, RoleMaster, s.Master)
 	checkRole(&ps, RoleWorker, s.Worker)
 	checkAutoscale(&ps, s)
+	if len(s.SpreadRoles()) > 0 && checkObjectName(s.Metadata.Name) == nil {
+		if err := checkObjectName(s.VMGroupName()); err != nil {
+			ps.errorf("metadata.name", "the VM group name %q: %v", s.VMGroupName(), err)
+		}
+	}
 	checkMasterCount(&ps, "master.count", s.Master.count())
 	if ep := s.Kubernetes.ControlPlaneEndpoint; ep != "" {
 		if _, err := vmcontext.ParseControlPlaneEndpoint(ep, s.Kubernetes.Port); err != nil {
