@@ -93,3 +93,26 @@ func TestCheckSpecPolicyLint(t *testing.T) {
 		t.Error("a spec with a constant expression rendered")
 	}
 }
+
+func TestValidateAutoscaleInput(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"":     "",
+		"1:5":  "",
+		"2:4":  "",
+		"0:5":  "warning $.user_inputs.ONEAPP_K8S_AUTOSCALE: ONEAPP_K8S_AUTOSCALE 0:5 reaches beyond the worker role's min_vms 1 and max_vms 5",
+		"1:9":  "reaches beyond",
+		"9":    "error $.user_inputs.ONEAPP_K8S_AUTOSCALE: ONEAPP_K8S_AUTOSCALE \"9\": want min:max",
+		"x:2:": "error",
+	} {
+		doc := mustReplace(t, ok7, `"user_inputs":{`, `"user_inputs":{"ONEAPP_K8S_AUTOSCALE":"O|text|bounds||`+in+`",`)
+		var got []string
+		for _, p := range withoutSingleMaster(Validate([]byte(doc), ValidateOptions{})) {
+			got = append(got, p.String())
+		}
+		all := strings.Join(got, "\n")
+		if want == "" && all != "" || want != "" && (len(got) != 1 || !strings.Contains(all, want)) {
+			t.Errorf("%q: %s, want %q", in, all, want)
+		}
+	}
+}
