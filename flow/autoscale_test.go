@@ -153,6 +153,15 @@ func TestCheckSpecAutoscale(t *testing.T) {
 		}
 	}
 	s := DefaultSpec()
+	s.Master.Count, s.Master.Max = ptr(3), ptr(5)
+	found := false
+	for _, p := range CheckSpec(s) {
+		found = found || p.Severity == Warning && p.Path == "master" && strings.Contains(p.Message, "min 3 and max 5 differ from the count 3")
+	}
+	if !found {
+		t.Errorf("masters that OneFlow may scale: no warning in %v", CheckSpec(s))
+	}
+	s = DefaultSpec()
 	s.Worker.Autoscale, s.Worker.Min, s.Worker.Max = "1:5", ptr(1), ptr(5)
 	if ps := CheckSpec(s); HasErrors(ps) {
 		t.Errorf("agreeing min/max refused: %v", ps)

@@ -48,6 +48,9 @@ func CheckSpec(s Spec) []Problem {
 	checkRole(&ps, RoleMaster, s.Master)
 	checkRole(&ps, RoleWorker, s.Worker)
 	checkAutoscale(&ps, s)
+	if m := s.Master; m.MinVMs(RoleMaster) != m.count() || m.MaxVMs(RoleMaster) != m.count() {
+		ps.warnf("master", "min %d and max %d differ from the count %d: OneFlow would then let a OneGate request, a policy or 'oneflow scale' change the number of etcd members; keep min = max = count", m.MinVMs(RoleMaster), m.MaxVMs(RoleMaster), m.count())
+	}
 	if len(s.SpreadRoles()) > 0 && checkObjectName(s.Metadata.Name) == nil {
 		if err := checkObjectName(s.VMGroupName()); err != nil {
 			ps.errorf("metadata.name", "the VM group name %q: %v", s.VMGroupName(), err)
