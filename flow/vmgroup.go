@@ -9,7 +9,9 @@ import "fmt"
 // in role r of the VM group n owned by the VM's owner
 // (VMGroupPool::get_from_attribute, VMGROUP_UID defaulting to the owner;
 // VMGroupPool::vmgroup_attribute refuses the VM when the group or role is
-// missing). A role with POLICY = "ANTI_AFFINED" keeps its VMs on different
+// missing). VMGROUP is not among oned.conf's VM_RESTRICTED_ATTR (7.4.0,
+// 6.10.5), so a user who is no admin may set it in the extra template
+// OneFlow instantiates with. A role with POLICY = "ANTI_AFFINED" keeps its VMs on different
 // hosts: the scheduler adds each placed sibling's host to a VM's
 // requirements (VMGroupXML::set_antiaffinity_requirements,
 // src/schedm_mad/remotes/rank at release-7.4.0, src/scheduler at
