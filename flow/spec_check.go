@@ -77,8 +77,10 @@ func CheckSpec(s Spec) []Problem {
 
 // checkAutoscale: autoscaling bounds are the worker role's; set, they are
 // its min_vms and max_vms, which the count must lie within (OneFlow refuses
-// the template otherwise: ServiceTemplate#validate_values, release-7.4.0
-// and 6.10.5, checkRole). Explicit min/max that differ would make two
+// the template otherwise, ServiceTemplate#validate_values, and a merge
+// document's cardinality outside them at instantiate, which validates the
+// merged template again, ServiceTemplate#instantiate; release-7.4.0 and
+// 6.10.5; checkRole). Explicit min/max that differ would make two
 // sources of truth for one bound.
 func checkAutoscale(ps *problems, s Spec) {
 	if s.Master.Autoscale != "" {
