@@ -76,6 +76,7 @@ ONE_SERVICE_PARAMS=(
     'ONEAPP_K8S_TOKEN_TTL'          'bootstrap' 'Join token lifetime, minted while a VM waits (Go duration, 15m to 24h)' 'O|text'
     'ONEKUBE_KUBECONFIG_RECIPIENTS' 'bootstrap' 'More kubeconfig users, name:key[:maxrole] separated by ; (age1... or ssh-ed25519 keys; maxrole view by default or cluster-admin); the owner is always authorized as cluster-admin through ONEKUBE_AGE_RECIPIENT in their user template' 'O|text'
     'ONEAPP_K8S_CONTROL_PLANE_EP'   'bootstrap' 'Control-plane endpoint host[:port]: a VIP or load balancer you run in front of the masters (empty: a local balancer on every node)' 'O|text'
+    'ONEAPP_K8S_AUTOSCALE'          'bootstrap' 'Worker autoscaling bounds min:max, within the worker role min_vms and max_vms (empty: off)' 'O|text'
 )
 # END GENERATED ONE_SERVICE_PARAMS
 

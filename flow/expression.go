@@ -49,29 +49,24 @@ func (p *exprParser) lit(i int, ls ...string) (int, bool) {
 }
 
 // expression := space (boolean_exp / logic_cond) space
+// boolean_exp := logic_cond space ('&&'/'&' / '||'/'|') space expression
+//
+// boolean_exp starts with the logic_cond that is the other choice, and a
+// PEG rule at one offset has one outcome, so logic_cond is parsed once:
+// trying it again for the second choice made the parse 4^depth over
+// nested parentheses.
 func (p *exprParser) expression(i int) (int, bool) {
 	i = p.space(i)
-	if j, ok := p.booleanExp(i); ok {
-		return p.space(j), true
-	}
-	if j, ok := p.logicCond(i); ok {
-		return p.space(j), true
-	}
-	return i, false
-}
-
-// boolean_exp := logic_cond space ('&&'/'&' / '||'/'|') space expression
-func (p *exprParser) booleanExp(i int) (int, bool) {
 	j, ok := p.logicCond(i)
 	if !ok {
 		return i, false
 	}
-	j = p.space(j)
-	k, ok := p.lit(j, "&&", "&", "||", "|")
-	if !ok {
-		return i, false
+	if k, ok := p.lit(p.space(j), "&&", "&", "||", "|"); ok {
+		if m, ok := p.expression(p.space(k)); ok {
+			return m, true
+		}
 	}
-	return p.expression(p.space(k))
+	return p.space(j), true
 }
 
 // logic_cond := operand space comp_op space operand / '!' space expression

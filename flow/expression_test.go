@@ -1,6 +1,10 @@
 package flow
 
-import "testing"
+import (
+	"strings"
+	"testing"
+	"time"
+)
 
 func TestCheckExpression(t *testing.T) {
 	t.Parallel()
@@ -32,4 +36,27 @@ func FuzzCheckExpression(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		_ = CheckExpression(s) // must terminate without panicking
 	})
+}
+
+// A PEG parsed naively tries boolean_exp's logic_cond and then the same
+// logic_cond again as the other choice: twice per nesting level, 4^depth
+// steps over "((((...". A hand-written template must not hang validate.
+func TestCheckExpressionDeepNesting(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		depth, closing int
+		ok             bool
+	}{{200, 200, true}, {200, 199, false}, {5000, 5000, true}} {
+		s := strings.Repeat("(", tc.depth) + "A > 1 && B < 2" + strings.Repeat(")", tc.closing)
+		done := make(chan error, 1)
+		go func() { done <- CheckExpression(s) }()
+		select {
+		case err := <-done:
+			if (err == nil) != tc.ok {
+				t.Errorf("depth %d, %d closing: %v", tc.depth, tc.closing, err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("depth %d, %d closing: CheckExpression still running after 5 s", tc.depth, tc.closing)
+		}
+	}
 }

@@ -32,4 +32,6 @@ type TemplateContents7 struct {
 	Memory  string            `json:"MEMORY,omitempty"`
 	NIC     []NIC             `json:"NIC"`
 	Context map[string]string `json:"CONTEXT,omitempty"`
+	// VMGroup puts the role's VMs in a VM group role (vmgroup.go).
+	VMGroup map[string]string `json:"VMGROUP,omitempty"`
 }

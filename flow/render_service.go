@@ -88,6 +88,7 @@ func service7(s Spec) ServiceTemplate7 {
 			// wins over its "$ONEKUBE_MASTER_VM_ID" (vmtemplate.go).
 			ctx[vmcontext.KeyMasterVMID] = masterVMIDExpr
 		}
+		group, _ := vmGroupRef(s, name)
 		st.Roles = append(st.Roles, Role7{
 			Name:               name,
 			Type:               "vm",
@@ -106,6 +107,7 @@ func service7(s Spec) ServiceTemplate7 {
 				Memory:  strconv.Itoa(r.MemoryMB),
 				NIC:     []NIC{roleNIC(s.Network)},
 				Context: ctx,
+				VMGroup: group,
 			},
 		})
 	}
@@ -151,6 +153,11 @@ func contents6(s Spec, name string, r Role) string {
 		// Top level, as the inputs are: the worker VM template's CONTEXT
 		// references "$ONEKUBE_MASTER_VM_ID" (contextAttr).
 		t = append(t, pair(vmcontext.KeyMasterVMID, masterVMIDExpr))
+	}
+	if g, ok := vmGroupRef(s, name); ok {
+		// The 6.x merge is shallow, and a VM template has no VMGROUP
+		// of ours to lose.
+		t = append(t, vector("VMGROUP", pair("VMGROUP_NAME", g["VMGROUP_NAME"]), pair("ROLE", g["ROLE"])))
 	}
 	for _, u := range UserInputs(s) {
 		t = append(t, pair(u.Name, "$"+u.Name))

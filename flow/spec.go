@@ -94,7 +94,16 @@ type Role struct {
 	VCPU         int     `json:"vcpu,omitempty"`
 	MemoryMB     int     `json:"memoryMB,omitempty"`
 	Disk         Disk    `json:"disk"`
-	Cooldown     *int    `json:"cooldown,omitempty"`
+	// Cooldown is the role's OneFlow cooldown in seconds: how long the
+	// service stays in COOLDOWN, refusing every scale, after one.
+	// Default DefaultCooldown.
+	Cooldown *int `json:"cooldown,omitempty"`
+	// Autoscale (workers only) is KeyAutoscale's default, "min:max" or
+	// empty for off; when set it also gives min_vms and max_vms.
+	Autoscale string `json:"autoscale,omitempty"`
+	// AntiAffinity places the role's VMs on different hosts through a VM
+	// group (vmgroup.go). Unset: see Role.Spread.
+	AntiAffinity *bool `json:"antiAffinity,omitempty"`
 	// ShutdownAction overrides the service's for this role.
 	ShutdownAction     string             `json:"shutdownAction,omitempty"`
 	ElasticityPolicies []ElasticityPolicy `json:"elasticityPolicies,omitempty"`

@@ -47,6 +47,15 @@ func CheckSpec(s Spec) []Problem {
 	checkNetwork(&ps, s.Network)
 	checkRole(&ps, RoleMaster, s.Master)
 	checkRole(&ps, RoleWorker, s.Worker)
+	checkAutoscale(&ps, s)
+	if m := s.Master; m.MinVMs(RoleMaster) != m.count() || m.MaxVMs(RoleMaster) != m.count() {
+		ps.warnf("master", "min %d and max %d differ from the count %d: OneFlow would then let a OneGate request, a policy or 'oneflow scale' change the number of etcd members; keep min = max = count", m.MinVMs(RoleMaster), m.MaxVMs(RoleMaster), m.count())
+	}
+	if len(s.SpreadRoles()) > 0 && checkObjectName(s.Metadata.Name) == nil {
+		if err := checkObjectName(s.VMGroupName()); err != nil {
+			ps.errorf("metadata.name", "the VM group name %q: %v", s.VMGroupName(), err)
+		}
+	}
 	checkMasterCount(&ps, "master.count", s.Master.count())
 	if ep := s.Kubernetes.ControlPlaneEndpoint; ep != "" {
 		if _, err := vmcontext.ParseControlPlaneEndpoint(ep, s.Kubernetes.Port); err != nil {
@@ -64,6 +73,34 @@ func CheckSpec(s Spec) []Problem {
 		ps.warnf("service.readyStatusGate", "without the ready status gate, workers start as soon as the master VM boots, before Kubernetes is up, and must wait for it")
 	}
 	return ps.sorted()
+}
+
+// checkAutoscale: autoscaling bounds are the worker role's; set, they are
+// its min_vms and max_vms, which the count must lie within (OneFlow refuses
+// the template otherwise, ServiceTemplate#validate_values, and a merge
+// document's cardinality outside them at instantiate, which validates the
+// merged template again, ServiceTemplate#instantiate; release-7.4.0 and
+// 6.10.5; checkRole). Explicit min/max that differ would make two
+// sources of truth for one bound.
+func checkAutoscale(ps *problems, s Spec) {
+	if s.Master.Autoscale != "" {
+		ps.errorf("master.autoscale", "%q: only the worker role is autoscaled; masters keep their count (etcd quorum)", s.Master.Autoscale)
+	}
+	w := s.Worker
+	lo, hi, on, err := ParseAutoscale(w.Autoscale)
+	if err != nil {
+		ps.errorf("worker.autoscale", "%v", err)
+		return
+	}
+	if !on {
+		return
+	}
+	if w.Min != nil && *w.Min != lo {
+		ps.errorf("worker.min", "%d differs from autoscale's minimum %d: set one of them", *w.Min, lo)
+	}
+	if w.Max != nil && *w.Max != hi {
+		ps.errorf("worker.max", "%d differs from autoscale's maximum %d: set one of them", *w.Max, hi)
+	}
 }
 
 func checkKubernetes(ps *problems, s Spec) {
@@ -164,6 +201,7 @@ func checkRole(ps *problems, name string, r Role) {
 			ps.errorf(fmt.Sprintf("%s.elasticityPolicies[%d].expression", name, i), "%v", err)
 		}
 	}
+	specPolicies(ps, name, r)
 	for i, p := range r.ScheduledPolicies {
 		path := fmt.Sprintf("%s.scheduledPolicies[%d]", name, i)
 		checkSpecPolicy(ps, path, p.Type, p.MinAdjustStep, nil)

@@ -15,6 +15,18 @@ const (
 	// DefaultWorkersMax is the worker role's max_vms unless the count is
 	// already higher.
 	DefaultWorkersMax = 10
+	// DefaultCooldown is every role's cooldown, in seconds, instead of
+	// OneFlow's 300 (:default_cooldown:, oneflow-server.conf). OneFlow
+	// refuses any scale of the service while it is in COOLDOWN
+	// (Service#can_scale?), and onekube's own steps (an upgrade's surge,
+	// a remediation's replacement, an autoscaler step) already wait for
+	// the new VM to be READY, which takes minutes; so the cooldown only
+	// adds to each step. 30 s keeps one short pause in which the service
+	// settles and a controller re-reads it before the next step (the
+	// scaler of another role, a second controller), and stays under
+	// OneFlow's 90 s elasticity loop, so it never paces hand-written
+	// policies more than the loop does.
+	DefaultCooldown = 30
 	// UnsetTemplateID is what render writes for a role without a VM
 	// template: OneFlow accepts it, deploy fails loudly instead of booting
 	// whatever template 0 happens to be.
@@ -88,6 +100,9 @@ func roleDefaults(r *Role, count int, size Role) {
 	if r.Count == nil {
 		r.Count = ptr(count)
 	}
+	if r.Cooldown == nil {
+		r.Cooldown = ptr(DefaultCooldown)
+	}
 	if r.CPU == 0 {
 		r.CPU = size.CPU
 	}
@@ -122,7 +137,15 @@ func (r Role) count() int {
 }
 
 // MinVMs is the role's min_vms: Min, else the count for the master (masters
-// are not scaled by OneFlow) and 1 for workers (0 if the count is 0).
+// are not scaled by OneFlow: min = max = count keeps their number odd,
+// refusing any OneGate cardinality change that would break it,
+// VMRole#update, release-7.4.0), the Autoscale minimum for workers that
+// have one, and 1 for other workers (0 if the count is 0).
+//
+// OneFlow keeps a role at min_vms by itself: its elasticity loop scales a
+// role whose cardinality fell below it (a VM reached DONE) back up, with
+// cooldown 0 (VMRole#scale? "Implicit rule", ServiceAutoScaler,
+// release-7.4.0; Role#scale? in 6.10.5).
 func (r Role) MinVMs(role string) int {
 	switch {
 	case r.Min != nil:
@@ -130,11 +153,15 @@ func (r Role) MinVMs(role string) int {
 	case role == RoleMaster:
 		return r.count()
 	}
+	if lo, _, on, err := ParseAutoscale(r.Autoscale); on && err == nil {
+		return lo
+	}
 	return min(1, r.count())
 }
 
-// MaxVMs is the role's max_vms: Max, else the count for the master and the
-// larger of DefaultWorkersMax and the count for workers.
+// MaxVMs is the role's max_vms: Max, else the count for the master, the
+// Autoscale maximum for workers that have one, and the larger of
+// DefaultWorkersMax and the count for other workers.
 func (r Role) MaxVMs(role string) int {
 	switch {
 	case r.Max != nil:
@@ -142,7 +169,21 @@ func (r Role) MaxVMs(role string) int {
 	case role == RoleMaster:
 		return r.count()
 	}
+	if _, hi, on, err := ParseAutoscale(r.Autoscale); on && err == nil {
+		return hi
+	}
 	return max(DefaultWorkersMax, r.count())
+}
+
+// Spread reports whether role's VMs go on different hosts: AntiAffinity,
+// else yes for more than one master (one host failure must not take etcd
+// quorum; a single master has no quorum to keep and needs no VM group) and
+// no for workers. Derived, not defaulted, so --masters 3 turns it on.
+func (r Role) Spread(role string) bool {
+	if r.AntiAffinity != nil {
+		return *r.AntiAffinity
+	}
+	return role == RoleMaster && r.count() > 1
 }
 
 // TaintedMaster reports the default of ONEAPP_K8S_TAINTED_MASTER.

@@ -34,6 +34,7 @@ func UserInputs(spec Spec) []UserInput {
 		{Name: vmcontext.KeyTokenTTL, Type: "text", Description: "Join token lifetime, minted while a VM waits (Go duration, 15m to 24h)", Default: k.TokenTTL},
 		{Name: vmcontext.KeyKubeconfigRecipients, Type: "text", Description: "More kubeconfig users, name:key[:maxrole] separated by ; (age1... or ssh-ed25519 keys; maxrole view by default or cluster-admin); the owner is always authorized as cluster-admin through ONEKUBE_AGE_RECIPIENT in their user template"},
 		{Name: vmcontext.KeyControlPlaneEP, Type: "text", Description: "Control-plane endpoint host[:port]: a VIP or load balancer you run in front of the masters (empty: a local balancer on every node)", Default: k.ControlPlaneEndpoint},
+		{Name: KeyAutoscale, Type: "text", Description: "Worker autoscaling bounds min:max, within the worker role min_vms and max_vms (empty: off)", Default: spec.Worker.Autoscale},
 	}
 	return append(in, spec.UserInputs...)
 }

@@ -50,6 +50,33 @@ func (c *checker) cluster(root jnode, v OneFlowVersion, opts ValidateOptions) {
 		}
 	}
 	c.versionInput(root, roles, v)
+	c.autoscaleInput(root, roles, v)
+}
+
+// autoscaleInput checks KeyAutoscale's value against the worker role's
+// bounds: OneGate's cardinality changes keep min_vms and max_vms
+// (VMRole#update with force false, release-7.4.0), so a range beyond them
+// makes onekubed's scale steps fail there.
+func (c *checker) autoscaleInput(root jnode, roles []roleRef, v OneFlowVersion) {
+	s, path := inputValue(root, v, KeyAutoscale)
+	lo, hi, on, err := ParseAutoscale(s)
+	switch {
+	case err != nil:
+		c.ps.errorf(path, "%v", err)
+		return
+	case !on:
+		return
+	}
+	for _, r := range roles {
+		if r.name != RoleWorker {
+			continue
+		}
+		rmin, hasMin := (&checker{}).asInt(mustGet(r.node, "min_vms"))
+		rmax, hasMax := (&checker{}).asInt(mustGet(r.node, "max_vms"))
+		if hasMin && int64(lo) < rmin || hasMax && int64(hi) > rmax {
+			c.ps.warnf(path, "%s %d:%d reaches beyond the worker role's min_vms %v and max_vms %v, which OneFlow enforces on every cardinality change: the autoscaler stops at them", KeyAutoscale, lo, hi, mustGet(r.node, "min_vms").v, mustGet(r.node, "max_vms").v)
+		}
+	}
 }
 
 // versionInput warns about ONEAPP_K8S_VERSION in a template rendered before

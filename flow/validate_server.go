@@ -148,6 +148,7 @@ func (c *checker) role(r jnode, v OneFlowVersion) {
 	if policies && (!hasMin || !hasMax) {
 		c.ps.errorf(r.path, "a role with elasticity or scheduled policies needs both min_vms and max_vms")
 	}
+	c.policies(r)
 }
 
 func (c *checker) policyCommon(p jnode) {

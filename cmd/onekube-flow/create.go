@@ -17,9 +17,12 @@ func (a *app) createCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "create",
 		Short: "Register the VM templates and the service template in OpenNebula",
-		Long: `Register the master and worker VM templates (oned XML-RPC) unless the spec
-or flags give their IDs, then the service template (OneFlow REST), and print
-one line per template: kind, role, ID, what was done and the name.
+		Long: `Register the VM group that keeps masters (when there are more than one) and,
+with --worker-anti-affinity, workers on different hosts; the master and worker
+VM templates (oned XML-RPC) unless the spec or flags give their IDs; then the
+service template (OneFlow REST). Print one line per object: kind, role, ID,
+what was done and the name. If a write fails, what this run created is
+deleted again.
 
 Endpoints and credentials are found as the OpenNebula CLIs find them: flags,
 then ONE_XMLRPC, ONEFLOW_URL (or ~/.one/oneflow_endpoint), ONEFLOW_USER and
@@ -55,6 +58,7 @@ none and stores its public half in your OpenNebula user template
 			warnSpec(a.stderr, s)
 			r := register.Registrar{
 				VM:       register.NewOnedTemplates(conf.XMLRPC, conf.User, conf.Password, hc),
+				Groups:   register.NewOnedVMGroups(conf.XMLRPC, conf.User, conf.Password, hc),
 				Flow:     &register.FlowClient{BaseURL: conf.OneFlow, User: conf.FlowUser, Password: conf.FlowPassword, HTTP: hc},
 				FlowUser: conf.FlowUser,
 			}

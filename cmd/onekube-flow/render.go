@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/onekube/onekube/flow"
 	"github.com/spf13/cobra"
@@ -39,7 +40,7 @@ the spec. Roles without a VM template ID get -1: register the VM templates
 	}
 	sf.register(cmd.Flags())
 	cmd.Flags().StringVar(&oneflow, "oneflow", "7", "OneFlow data model: 7 (7.0-7.4) or 6 (6.8/6.10)")
-	cmd.AddCommand(a.renderVMTemplateCmd(), a.renderInstantiateCmd(), a.renderSpecCmd())
+	cmd.AddCommand(a.renderVMTemplateCmd(), a.renderVMGroupCmd(), a.renderInstantiateCmd(), a.renderSpecCmd())
 	return cmd
 }
 
@@ -50,6 +51,10 @@ func (a *app) hints(s flow.Spec) {
 			fmt.Fprintf(a.stderr, "hint: role %s has no VM template ID (rendered %d): pass --%s-template-id, or let 'onekube-flow create' register %q\n",
 				role, flow.UnsetTemplateID, role, s.TemplateName(role))
 		}
+	}
+	if roles := s.SpreadRoles(); len(roles) > 0 {
+		fmt.Fprintf(a.stderr, "hint: roles %s join VM group %q (host anti-affinity): the user who instantiates must own it; 'onekube-flow create' registers it, or 'onekube-flow render vm-group > group.tmpl && onevmgroup create group.tmpl'\n",
+			strings.Join(roles, ", "), s.VMGroupName())
 	}
 	if s.Network.ID == nil {
 		fmt.Fprintf(a.stderr, "hint: network %s has no default (--network-id): instantiate must send networks_values, e.g. 'onekube-flow render instantiate --network-id N'\n", s.Network.Name)
@@ -89,6 +94,34 @@ USER_INPUTS and INPUTS_ORDER.`,
 	sf.register(cmd.Flags())
 	cmd.Flags().StringVar(&role, "role", "", "master or worker")
 	_ = cmd.RegisterFlagCompletionFunc("role", cobra.FixedCompletions([]string{flow.RoleMaster, flow.RoleWorker}, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+func (a *app) renderVMGroupCmd() *cobra.Command {
+	var sf specFlags
+	cmd := &cobra.Command{
+		Use:   "vm-group",
+		Short: "Print the VM group that keeps a role's VMs on different hosts",
+		Long: `Print the VM group (onevmgroup template) the rendered roles join: one role
+POLICY = "ANTI_AFFINED" per spreading role (masters when there are more than
+one, workers with --worker-anti-affinity). Prints nothing when no role
+spreads. The user who instantiates the service must own it.`,
+		Example: `  onekube-flow render vm-group --masters 3 > group.tmpl && onevmgroup create group.tmpl`,
+		Args:    rangeArgs(0, 0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			s, err := sf.spec(cmd, a)
+			if err != nil {
+				return err
+			}
+			text, err := flow.RenderVMGroup(s)
+			if err != nil {
+				return err
+			}
+			_, err = fmt.Fprint(a.stdout, text)
+			return err
+		},
+	}
+	sf.register(cmd.Flags())
 	return cmd
 }
 

@@ -30,6 +30,9 @@ type specFlags struct {
 	apiPort                                       int
 	apiAddress                                    string
 	userInputs                                    []string
+	cooldown                                      int
+	autoscale                                     string
+	masterSpread, workerSpread                    bool
 }
 
 func (f *specFlags) register(fs *pflag.FlagSet) {
@@ -59,6 +62,10 @@ func (f *specFlags) register(fs *pflag.FlagSet) {
 		fs.StringVar(r.image, r.role+"-image", "", r.role+" disk image name")
 		decimalInt(fs, r.img, r.role+"-image-id", r.role+" disk image ID")
 	}
+	decimalInt(fs, &f.cooldown, "cooldown", fmt.Sprintf("every role's OneFlow cooldown in seconds, the pause after each scale in which the service refuses another (default %d; OneFlow's own is 300)", flow.DefaultCooldown))
+	fs.StringVar(&f.autoscale, "autoscale", "", "worker autoscaling bounds MIN:MAX, the default of "+flow.KeyAutoscale+" and the worker role's min_vms and max_vms (default off)")
+	fs.BoolVar(&f.masterSpread, "master-anti-affinity", false, "place masters on different hosts (VM group role ANTI_AFFINED); default: on with more than one master, --master-anti-affinity=false opts out")
+	fs.BoolVar(&f.workerSpread, "worker-anti-affinity", false, "place workers on different hosts (VM group role ANTI_AFFINED)")
 	fs.StringVar(&f.network, "network", "", `OneFlow network input name the NICs use (default "Private")`)
 	decimalInt(fs, &f.networkID, "network-id", "default virtual network ID for the nodes")
 	fs.StringVar(&f.networkCIDR, "network-cidr", "", "the nodes' CIDR, checked against the pod and service networks")
@@ -134,6 +141,16 @@ func (f *specFlags) spec(cmd *cobra.Command, a *app) (flow.Spec, error) {
 		if ch(r.name + "-image-id") {
 			r.role.Disk.Image, r.role.Disk.ImageID = "", &r.img
 		}
+	}
+	if ch("cooldown") {
+		s.Master.Cooldown, s.Worker.Cooldown = &f.cooldown, &f.cooldown
+	}
+	setS("autoscale", &s.Worker.Autoscale, f.autoscale)
+	if ch("master-anti-affinity") {
+		s.Master.AntiAffinity = &f.masterSpread
+	}
+	if ch("worker-anti-affinity") {
+		s.Worker.AntiAffinity = &f.workerSpread
 	}
 	setS("network", &s.Network.Name, f.network)
 	setP("network-id", &s.Network.ID, f.networkID)

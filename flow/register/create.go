@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/onekube/onekube/flow"
 )
@@ -34,9 +35,9 @@ const (
 	Given   Action = "given"  // the spec named its ID
 )
 
-// Outcome is one template Create dealt with.
+// Outcome is one object Create dealt with.
 type Outcome struct {
-	Kind   string // "vm-template" or "service-template"
+	Kind   string // "vm-group", "vm-template" or "service-template"
 	Role   string // the role, for VM templates
 	Name   string
 	ID     int
@@ -55,6 +56,9 @@ func (o Outcome) String() string {
 type Registrar struct {
 	VM   VMTemplates
 	Flow ServiceTemplates
+	// Groups registers the VM group of the roles that spread over hosts;
+	// nil refuses a spec that has such roles.
+	Groups VMGroups
 	// FlowUser is the OneFlow user when it differs from oned's
 	// (ONEFLOW_USER); empty means the same user.
 	FlowUser string
@@ -66,13 +70,15 @@ type vmPlan struct {
 	existing         *Document
 }
 
-// Create registers the role VM templates the spec does not name by ID, then
-// the service template with those IDs. Everything is looked up before
-// anything is written, so a refusal (an existing name without Replace)
-// leaves OpenNebula untouched, and a re-run never makes duplicates. Only
-// the caller's own templates are looked up: another user's template of the
-// same name is neither updated nor used.
-func (r Registrar) Create(ctx context.Context, spec flow.Spec, opts Options) ([]Outcome, error) {
+// Create registers the VM group of the roles that spread over hosts (if
+// any), the role VM templates the spec does not name by ID, then the
+// service template with those IDs. Everything is looked up before anything
+// is written, so a refusal (an existing name without Replace) leaves
+// OpenNebula untouched, and a re-run never makes duplicates. Only the
+// caller's own objects are looked up: another user's of the same name is
+// neither updated nor used. When a write fails, what this call created is
+// deleted again, newest first (what it updated stays updated).
+func (r Registrar) Create(ctx context.Context, spec flow.Spec, opts Options) (out []Outcome, err error) {
 	spec = spec.WithDefaults()
 	if _, err := flow.RenderService(spec, opts.Version); err != nil {
 		return nil, err
@@ -101,8 +107,28 @@ func (r Registrar) Create(ctx context.Context, spec flow.Spec, opts Options) ([]
 	if err != nil {
 		return nil, err
 	}
+	group, err := r.planVMGroup(ctx, spec, me)
+	if err != nil {
+		return nil, err
+	}
 
-	var out []Outcome
+	defer func() {
+		if err != nil {
+			out, err = r.rollback(out, err)
+		}
+	}()
+	if group != nil {
+		o := Outcome{Kind: "vm-group", Name: group.name}
+		if group.existing != nil {
+			o.ID, o.Action = group.existing.ID, Reused
+		} else {
+			if o.ID, err = r.Groups.Allocate(ctx, group.text); err != nil {
+				return out, err
+			}
+			o.Action = Created
+		}
+		out = append(out, o)
+	}
 	done := map[string]int{} // VM template name -> ID, for roles sharing one
 	for _, p := range plans {
 		role, _ := spec.Role(p.role)
@@ -151,6 +177,99 @@ func (r Registrar) Create(ctx context.Context, spec flow.Spec, opts Options) ([]
 	}
 	return append(out, svc), nil
 }
+
+// groupPlan is what to do for the VM group.
+type groupPlan struct {
+	name, text string
+	existing   *Document
+}
+
+// planVMGroup finds the caller's VM group of the spec's name. An existing
+// one is used as it is when every spreading role is in it ANTI_AFFINED:
+// oned's one.vmgroup.update cannot change roles (VMGroup's
+// post_update_template erases ROLE, release-7.4.0 and 6.10.5), so one
+// that lacks them is refused, naming it.
+func (r Registrar) planVMGroup(ctx context.Context, spec flow.Spec, me Owner) (*groupPlan, error) {
+	text, err := flow.RenderVMGroup(spec)
+	if err != nil || text == "" {
+		return nil, err
+	}
+	p := &groupPlan{name: spec.VMGroupName(), text: text}
+	if r.Groups == nil {
+		return nil, fmt.Errorf("roles %s spread over hosts through VM group %q, and nothing here registers VM groups", strings.Join(spec.SpreadRoles(), ", "), p.name)
+	}
+	groups, err := r.Groups.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var docs []Document
+	policies := map[int]map[string]string{}
+	for _, g := range groups {
+		if g.UID == me.ID {
+			docs = append(docs, g.Document)
+			policies[g.ID] = g.Policies
+		}
+	}
+	if p.existing, err = byName(docs, p.name, "VM group"); err != nil || p.existing == nil {
+		return p, err
+	}
+	var missing []string
+	for _, role := range spec.SpreadRoles() {
+		if !strings.EqualFold(policies[p.existing.ID][role], flow.VMGroupRoleAntiAffined) {
+			missing = append(missing, role)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("%w: VM group %q (ID %d) has no %s role %s, and oned does not change a group's roles on update; delete it (onevmgroup delete %d) or choose another --name",
+			ErrExists, p.name, p.existing.ID, flow.VMGroupRoleAntiAffined, strings.Join(missing, ", "), p.existing.ID)
+	}
+	return p, nil
+}
+
+// rollback deletes, newest first, what out says this call created, and
+// returns the outcomes that remain with cause, plus what was undone or
+// could not be.
+func (r Registrar) rollback(out []Outcome, cause error) ([]Outcome, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), rollbackTimeout)
+	defer cancel()
+	var kept []Outcome
+	var undone, failed []string
+	for i := len(out) - 1; i >= 0; i-- {
+		o := out[i]
+		if o.Action != Created {
+			kept = append([]Outcome{o}, kept...)
+			continue
+		}
+		var err error
+		switch o.Kind {
+		case "vm-group":
+			err = r.Groups.Delete(ctx, o.ID)
+		case "vm-template":
+			err = r.VM.Delete(ctx, o.ID)
+		default:
+			kept = append([]Outcome{o}, kept...)
+			continue
+		}
+		what := fmt.Sprintf("%s %d (%s)", o.Kind, o.ID, o.Name)
+		if err != nil {
+			failed = append(failed, what+": "+err.Error())
+			kept = append([]Outcome{o}, kept...)
+			continue
+		}
+		undone = append(undone, what)
+	}
+	switch {
+	case len(failed) > 0:
+		return kept, fmt.Errorf("%w; rolling back, could not delete %s", cause, strings.Join(failed, "; "))
+	case len(undone) > 0:
+		return kept, fmt.Errorf("%w; rolled back: deleted %s", cause, strings.Join(undone, ", "))
+	}
+	return kept, cause
+}
+
+// rollbackTimeout bounds the deletes of a rollback, which run after the
+// caller's context may have expired (the failure may be that expiry).
+const rollbackTimeout = 30 * time.Second
 
 func (r Registrar) planVMTemplates(ctx context.Context, spec flow.Spec, opts Options, me Owner) ([]vmPlan, error) {
 	var plans []vmPlan

@@ -21,6 +21,8 @@ type VMTemplates interface {
 	Allocate(ctx context.Context, text string) (int, error)
 	// Replace overwrites a template's contents.
 	Replace(ctx context.Context, id int, text string) error
+	// Delete removes a template (Create's rollback).
+	Delete(ctx context.Context, id int) error
 }
 
 // OnedTemplates is VMTemplates over goca's XML-RPC client.
@@ -85,5 +87,12 @@ func (o *OnedTemplates) Allocate(ctx context.Context, text string) (int, error) 
 func (o *OnedTemplates) Replace(ctx context.Context, id int, text string) error {
 	return onedCall(fmt.Sprintf("updating VM template %d", id), o.password, func() error {
 		return o.ctrl.Template(id).UpdateContext(ctx, text, parameters.Replace)
+	})
+}
+
+// Delete removes VM template id (one.template.delete).
+func (o *OnedTemplates) Delete(ctx context.Context, id int) error {
+	return onedCall(fmt.Sprintf("deleting VM template %d", id), o.password, func() error {
+		return o.ctrl.Template(id).DeleteContext(ctx)
 	})
 }

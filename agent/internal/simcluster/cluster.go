@@ -145,6 +145,11 @@ func Start(o Options) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.Sim.Cooldown != 0 {
+		if tmpl, err = withCooldown(tmpl, o.Sim.Cooldown); err != nil {
+			return nil, err
+		}
+	}
 	ctx, stop := context.WithCancel(context.Background())
 	c := &Cluster{
 		Sim:        onegatesim.New(o.Sim),

@@ -3,6 +3,8 @@ package simcluster
 import (
 	"encoding/json"
 	"fmt"
+	"math"
+	"time"
 
 	"github.com/onekube/onekube/context/onegatesim"
 	"github.com/onekube/onekube/flow"
@@ -76,4 +78,24 @@ func TemplateWithContexts(workers int, deployment string) (tmpl, merge []byte, c
 	}
 	tmpl, merge, err = renderTemplate(spec, workers, 0, deployment)
 	return tmpl, merge, contexts, err
+}
+
+// withCooldown sets every role's cooldown to d, rounded up to whole
+// seconds (negative: none). onegatesim.Options.Cooldown only replaces
+// OneFlow's default for roles that set none, and flow's roles set their
+// own (flow.DefaultCooldown), so a test that shortens the wall-clock
+// cooldown does it in the template.
+func withCooldown(tmpl []byte, d time.Duration) ([]byte, error) {
+	var doc map[string]any
+	if err := json.Unmarshal(tmpl, &doc); err != nil {
+		return nil, fmt.Errorf("reading the service template: %w", err)
+	}
+	secs := int(math.Ceil(max(d, 0).Seconds()))
+	roles, _ := doc["roles"].([]any)
+	for _, r := range roles {
+		if role, ok := r.(map[string]any); ok {
+			role["cooldown"] = secs
+		}
+	}
+	return json.Marshal(doc)
 }

@@ -120,6 +120,11 @@ type Oned struct {
 	// UserTemplate is the caller's user template in one.user.info;
 	// one.user.update merges its KEY = "value" lines into it.
 	UserTemplate map[string]string
+	// Groups is the VM group pool (XML, see VMGroupPool); filters as
+	// Pool's.
+	Groups string
+	// FailMethod fails just the named methods with their message.
+	FailMethod map[string]string
 }
 
 type xmlMethodCall struct {
@@ -165,6 +170,10 @@ func (f *Oned) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.mu.Unlock()
 	if f.FailWith != "" {
 		writeRPC(w, false, "<string>"+html.EscapeString(f.FailWith)+"</string>")
+		return
+	}
+	if msg, ok := f.FailMethod[mc.Name]; ok {
+		writeRPC(w, false, "<string>"+html.EscapeString(msg)+"</string>")
 		return
 	}
 	switch mc.Name {
@@ -223,8 +232,22 @@ func (f *Oned) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		writeRPC(w, true, "<string>"+html.EscapeString(doc)+"</string>")
-	case "one.template.update":
+	case "one.template.update", "one.template.delete", "one.vmgroup.delete":
 		writeRPC(w, true, "<i4>"+call.Params[1]+"</i4>")
+	case "one.vmgroup.allocate":
+		f.mu.Lock()
+		id := f.NextID
+		f.NextID++
+		f.mu.Unlock()
+		writeRPC(w, true, fmt.Sprintf("<i4>%d</i4>", id))
+	case "one.vmgrouppool.info":
+		pool, err := filterPool(strings.ReplaceAll(strings.ReplaceAll(f.Groups, "VM_GROUP_POOL>", "VMTEMPLATE_POOL>"), "VM_GROUP>", "VMTEMPLATE>"), atoi(call.Params[1]), f.UserID)
+		if err != nil {
+			writeRPC(w, false, "<string>"+html.EscapeString(err.Error())+"</string>")
+			return
+		}
+		pool = strings.ReplaceAll(strings.ReplaceAll(pool, "VMTEMPLATE_POOL>", "VM_GROUP_POOL>"), "VMTEMPLATE>", "VM_GROUP>")
+		writeRPC(w, true, "<string>"+html.EscapeString(pool)+"</string>")
 	default:
 		f.mu.Lock()
 		f.Bad = append(f.Bad, "unexpected method "+mc.Name)
@@ -271,6 +294,32 @@ func VMPool(templates ...VMTemplate) string {
 			d.ID, d.UID, d.UID, html.EscapeString(d.Name))
 	}
 	b.WriteString("</VMTEMPLATE_POOL>")
+	return b.String()
+}
+
+// VMGroup is a pool entry for VMGroupPool: Roles maps role names to
+// policies.
+type VMGroup struct {
+	ID    int
+	Name  string
+	UID   int
+	Roles map[string]string
+}
+
+// VMGroupPool is a VM_GROUP_POOL document holding groups.
+func VMGroupPool(groups ...VMGroup) string {
+	var b strings.Builder
+	b.WriteString("<VM_GROUP_POOL>")
+	for _, g := range groups {
+		fmt.Fprintf(&b, "<VM_GROUP><ID>%d</ID><UID>%d</UID><UNAME>user%d</UNAME><NAME>%s</NAME><ROLES>", g.ID, g.UID, g.UID, html.EscapeString(g.Name))
+		i := 0
+		for _, name := range slices.Sorted(maps.Keys(g.Roles)) {
+			fmt.Fprintf(&b, "<ROLE><ID>%d</ID><NAME>%s</NAME><POLICY>%s</POLICY></ROLE>", i, html.EscapeString(name), html.EscapeString(g.Roles[name]))
+			i++
+		}
+		b.WriteString("</ROLES><TEMPLATE></TEMPLATE></VM_GROUP>")
+	}
+	b.WriteString("</VM_GROUP_POOL>")
 	return b.String()
 }
 
