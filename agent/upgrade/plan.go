@@ -155,4 +155,3 @@ func stepIndex(s Step) int {
 	}
 	return -1
 }
-
