@@ -44,11 +44,11 @@ type Action struct {
 	Reason string
 }
 
-// Decide is the orchestrator's whole policy for one tick. health is the
-// result of the state and etcd checks (nil when all is well); it stops
-// the rollout only before a new node is let go, so a node mid-step is
-// never abandoned half-way by its own reboot.
-func Decide(p Plan, r Rollout, nodes []NodeView, health error) []Action {
+// Decide is the orchestrator's whole policy for one tick. health runs the
+// state and etcd checks (nil when all is well); it is called only before
+// a new node is let go, so its reads cost nothing while nodes work, and a
+// node mid-step is never abandoned half-way by its own reboot.
+func Decide(p Plan, r Rollout, nodes []NodeView, health func() error) []Action {
 	if r.Stopped != "" {
 		return nil // the owner's next `onekube-flow upgrade` clears it
 	}
@@ -71,9 +71,15 @@ func Decide(p Plan, r Rollout, nodes []NodeView, health error) []Action {
 			acts = append(acts, Action{Kind: ActUncordon, Node: n.Name})
 		}
 	}
+	healthy := func() error {
+		if health == nil {
+			return nil
+		}
+		return health()
+	}
 	letGo := func(n NodeView, m Mode) []Action {
-		if health != nil {
-			return append(acts, Action{Kind: ActStop, Reason: health.Error()})
+		if err := healthy(); err != nil {
+			return append(acts, Action{Kind: ActStop, Reason: err.Error()})
 		}
 		return append(acts, Action{Kind: ActDrain, Node: n.Name}, Action{Kind: ActGrant, Node: n.Name, Mode: m})
 	}
@@ -120,8 +126,10 @@ func Decide(p Plan, r Rollout, nodes []NodeView, health error) []Action {
 	}
 	slots := BatchSize(len(workers), r.Batch) - len(inflight)
 	for i := 0; i < slots && i < len(waiting); i++ {
-		if health != nil {
-			return append(acts, Action{Kind: ActStop, Reason: health.Error()})
+		if i == 0 {
+			if err := healthy(); err != nil {
+				return append(acts, Action{Kind: ActStop, Reason: err.Error()})
+			}
 		}
 		acts = append(acts, Action{Kind: ActDrain, Node: waiting[i].Name}, Action{Kind: ActGrant, Node: waiting[i].Name, Mode: ModeNode})
 	}

@@ -97,7 +97,8 @@ func TestDecide(t *testing.T) {
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			if got := Decide(target, tc.r, tc.nodes, tc.health); !reflect.DeepEqual(got, tc.want) {
+			health := func() error { return tc.health }
+			if got := Decide(target, tc.r, tc.nodes, health); !reflect.DeepEqual(got, tc.want) {
 				t.Fatalf("Decide =\n %+v\nwant\n %+v", got, tc.want)
 			}
 		})

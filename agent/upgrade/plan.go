@@ -26,6 +26,8 @@ const (
 	// KeyAttempt counts the CLI's runs; a node retries a failed step once
 	// it sees a new attempt, which is how "run the command again" resumes.
 	KeyAttempt = "attempt"
+	// KeyBatch is how many workers may upgrade at once (BatchSize caps it).
+	KeyBatch = "batch"
 
 	// Keys the acting master writes.
 	KeyGrantPrefix   = "grant."    // grant.<node> = <mode>: the node may run its upgrade

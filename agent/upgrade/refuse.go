@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/onekube/onekube/agent/kversion"
+	"github.com/onekube/onekube/context/onegate"
 )
 
 // Refusal is a reason not to start, or not to go on with, an upgrade. Its
@@ -59,13 +60,6 @@ func CheckBundle(target, bundle kversion.Version) error {
 	return nil
 }
 
-// OpenNebula states (include/VirtualMachine.h, src/flow/lib/models/service.rb).
-const (
-	vmActive       = 3
-	lcmRunning     = 3
-	serviceRunning = 2
-)
-
 // VMState is a VM as oned reports it through OneGate (vouched).
 type VMState struct {
 	ID, State, LCMState int
@@ -75,11 +69,11 @@ type VMState struct {
 // a VM in any other state may be mid-operation (and OneFlow holds its
 // service in WARNING), and an upgrade should not stack on top of it.
 func CheckStates(serviceState int, vms []VMState) error {
-	if serviceState != serviceRunning {
+	if serviceState != onegate.ServiceRunning {
 		return refuse("service-state", "the service is in state %d, not RUNNING (2)", serviceState)
 	}
 	for _, vm := range vms {
-		if vm.State != vmActive || vm.LCMState != lcmRunning {
+		if vm.State != onegate.StateActive || vm.LCMState != onegate.LCMRunning {
 			return refuse("vm-state", "VM %d is not RUNNING (state %d, lcm state %d)", vm.ID, vm.State, vm.LCMState)
 		}
 	}

@@ -159,6 +159,8 @@ func runServe(ctx context.Context, f serveFlags, log *slog.Logger) error {
 				Before:  certRenewBefore(f, src.Vars, log), Log: log.With("loop", "certs")}, ErrorDelay: 5 * time.Minute},
 			{Loop: &serve.Tokens{OneGate: og, Client: cs, Clock: clock, TTL: ttl, WaitLimit: f.waitLimit, Fast: f.tokensFast, Idle: f.tokensIdle, Service: shared, Log: log.With("loop", "tokens")}, LeaderOnly: true},
 			{Loop: &serve.Cleanup{OneGate: og, Client: cs, Members: members, Clock: clock, Grace: f.cleanupGrace, Every: f.cleanupEvery, Service: shared, Log: log.With("loop", "cleanup")}, LeaderOnly: true},
+			{Loop: &serve.Upgrade{Client: cs, OneGate: og, Etcd: cp.Members, Clock: clock, Log: log.With("loop", "upgrade"),
+				Drainer: serve.KubectlDrainer{Client: cs, Log: log.With("loop", "upgrade")}}, LeaderOnly: true},
 		},
 		Elector: &serve.LeaseElector{Client: cs, ID: identity, Log: log},
 		Clock:   clock,
