@@ -185,7 +185,7 @@ func TestUpgradeRefuses(t *testing.T) {
 		"service in warning": {func(r *upgradeRig) {
 			r.og.set(func(f *fakeService) { f.state = 4 })
 		}, "(service-state)"},
-		"etcd unhealthy": {func(r *upgradeRig) { r.etcd.healthy = 1 }, "(etcd): 1 of 2 etcd members are healthy"},
+		"etcd unhealthy":         {func(r *upgradeRig) { r.etcd.healthy = 1 }, "(etcd): 1 of 2 etcd members are healthy"},
 		"drain blocked by a PDB": {func(r *upgradeRig) { r.drain.blocked["m1"] = true }, "(drain-blocked): draining node m1: Cannot evict pod"},
 		"skipped minor": {func(r *upgradeRig) {
 			n, _ := r.cs.CoreV1().Nodes().Get(context.Background(), "w2", metav1.GetOptions{})
