@@ -19,6 +19,7 @@ import (
 	"github.com/onekube/onekube/agent/kversion"
 	"github.com/onekube/onekube/agent/system"
 	"github.com/onekube/onekube/agent/upgrade"
+	vmcontext "github.com/onekube/onekube/context"
 )
 
 // Upgrade drives an in-place upgrade (LeaderOnly; docs/upgrades.md). The
@@ -65,10 +66,6 @@ type Drainer interface {
 const (
 	DefaultUpgradeFast = 10 * time.Second
 	DefaultUpgradeIdle = 60 * time.Second
-	// KeyUpgrade, KeyUpgradeError: the rollout as the acting master sees
-	// it, for `onekube-flow status` (display only).
-	KeyUpgrade      = "ONEGATE_K8S_UPGRADE"
-	KeyUpgradeError = "ONEGATE_K8S_UPGRADE_ERROR"
 )
 
 var _ Loop = (*Upgrade)(nil)
@@ -142,7 +139,7 @@ func (u *Upgrade) defaults() {
 	if u.Log == nil {
 		u.Log = slog.New(slog.DiscardHandler)
 	}
-	u.published.key, u.errMirror.key = KeyUpgrade, KeyUpgradeError
+	u.published.key, u.errMirror.key = vmcontext.KeyPubUpgrade, vmcontext.KeyPubUpgradeError
 }
 
 // act runs one decision; data is updated in place and written by Tick.

@@ -15,6 +15,7 @@ import (
 	"github.com/onekube/onekube/agent/kversion"
 	"github.com/onekube/onekube/agent/system/systemtest"
 	"github.com/onekube/onekube/agent/upgrade"
+	vmcontext "github.com/onekube/onekube/context"
 )
 
 type fakeEtcd struct {
@@ -169,7 +170,7 @@ func TestUpgradeRollsOut(t *testing.T) {
 			t.Fatalf("left a cordon mark: %s", k)
 		}
 	}
-	if got := r.og.ut(1, KeyUpgrade); got != "v1.37.2 done" {
+	if got := r.og.ut(1, vmcontext.KeyPubUpgrade); got != "v1.37.2 done" {
 		t.Fatalf("published %q", got)
 	}
 }
@@ -205,7 +206,7 @@ func TestUpgradeRefuses(t *testing.T) {
 			if !strings.Contains(data[upgrade.KeyStopped], tc.want) || len(upgrade.Grants(data)) != 0 {
 				t.Fatalf("plan after a refusal: %v", data)
 			}
-			if got := r.og.ut(1, KeyUpgradeError); !strings.Contains(got, tc.want) {
+			if got := r.og.ut(1, vmcontext.KeyPubUpgradeError); !strings.Contains(got, tc.want) {
 				t.Fatalf("published error %q", got)
 			}
 			if _, ok := data[upgrade.KeyCordonPrefix+"m1"]; ok {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/onekube/onekube/agent/gate"
 	"github.com/onekube/onekube/agent/system"
+	vmcontext "github.com/onekube/onekube/context"
 	"github.com/onekube/onekube/context/onegate"
 )
 
@@ -144,13 +145,7 @@ func (m OSMounter) Unmount(ctx context.Context, dir string) error {
 // `onekube-flow status` (display only: a sibling can rewrite it).
 type OneGatePublisher struct{ OneGate gate.OneGate }
 
-// Keys the executor publishes.
-const (
-	KeyNodeUpgrade      = "ONEGATE_K8S_NODE_UPGRADE"
-	KeyNodeUpgradeError = "ONEGATE_K8S_NODE_UPGRADE_ERROR"
-)
-
 // Publish implements Publisher.
 func (p OneGatePublisher) Publish(ctx context.Context, step, errText string) error {
-	return p.OneGate.UpdateVM(ctx, onegate.KV{Key: KeyNodeUpgrade, Value: step}, onegate.KV{Key: KeyNodeUpgradeError, Value: errText})
+	return p.OneGate.UpdateVM(ctx, onegate.KV{Key: vmcontext.KeyPubNodeUpgrade, Value: step}, onegate.KV{Key: vmcontext.KeyPubNodeUpgradeError, Value: errText})
 }
