@@ -230,3 +230,56 @@ func TestStepClaim(t *testing.T) {
 		t.Fatalf("Grants = %v", g)
 	}
 }
+
+func TestNextPlanData(t *testing.T) {
+	other := target
+	other.Target = v("v1.37.3")
+	running := target.Data()
+	running[KeyGrantPrefix+"m1"] = "apply"
+	running[KeyCordonPrefix+"m1"] = "true"
+	running[KeyStopped] = "upgrade refused (etcd): 2 of 3"
+	done := target.Data()
+	done[KeyGrantPrefix+"m1"] = "apply"
+	done[KeyPhase] = PhaseDone
+	for name, tc := range map[string]struct {
+		existing map[string]string
+		p        Plan
+		want     map[string]string // keys checked
+		absent   []string
+		err      string
+	}{
+		"first run": {p: target, want: map[string]string{KeyAttempt: "1", KeyTarget: "v1.37.2", KeyBatch: "2"}},
+		"rerun continues": {existing: running, p: target,
+			want:   map[string]string{KeyAttempt: "1", KeyGrantPrefix + "m1": "apply", KeyCordonPrefix + "m1": "true"},
+			absent: []string{KeyStopped}},
+		"another target mid-way": {existing: running, p: other, err: "(in-progress): an upgrade to v1.37.2"},
+		"after a finished one": {existing: done, p: other,
+			want:   map[string]string{KeyTarget: "v1.37.3", KeyAttempt: "1"},
+			absent: []string{KeyGrantPrefix + "m1", KeyPhase}},
+		"corrupt plan replaced": {existing: map[string]string{KeyTarget: "x", KeyCordonPrefix + "w1": "true"}, p: target,
+			want: map[string]string{KeyTarget: "v1.37.2", KeyAttempt: "1", KeyCordonPrefix + "w1": "true"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got, err := NextPlanData(tc.existing, tc.p, 2)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err = %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, v := range tc.want {
+				if got[k] != v {
+					t.Errorf("%s = %q, want %q (%v)", k, got[k], v, got)
+				}
+			}
+			for _, k := range tc.absent {
+				if _, ok := got[k]; ok {
+					t.Errorf("%s kept: %v", k, got)
+				}
+			}
+		})
+	}
+}
