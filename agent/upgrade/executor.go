@@ -34,6 +34,10 @@ type Executor struct {
 
 	// AttachWait bounds the wait for the attached disk's label to show.
 	AttachWait time.Duration
+
+	// doneClaimed: this process has claimed done for that target once; a
+	// claim per poll would be a Node write every 30 s on every node.
+	doneClaimed string
 }
 
 // Timeouts of the commands a step runs.
@@ -65,7 +69,14 @@ func (e *Executor) RunOnce(ctx context.Context) error {
 		st = NodeState{Target: p.Target.String(), BundleSHA: p.BundleSHA} // a new plan, or a corrupt record: start over
 	}
 	if st.Done == StepDone {
-		return e.report(ctx, p, StepDone, "")
+		if e.doneClaimed == st.Target {
+			return nil
+		}
+		if err := e.report(ctx, p, StepDone, ""); err != nil {
+			return err
+		}
+		e.doneClaimed = st.Target
+		return nil
 	}
 	if st.Failed != "" {
 		if st.FailedAttempt == p.Attempt {
@@ -91,6 +102,9 @@ func (e *Executor) RunOnce(ctx context.Context) error {
 		}
 		if err := SaveNodeState(e.StateFile, st); err != nil {
 			return err
+		}
+		if step == StepDone {
+			e.doneClaimed = st.Target
 		}
 	}
 	return nil
