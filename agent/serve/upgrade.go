@@ -105,8 +105,15 @@ func (u *Upgrade) Tick(ctx context.Context) (time.Duration, error) {
 	if err != nil {
 		return 0, err
 	}
+	granted := false
 	acts := upgrade.Decide(plan, rolloutOf(data), nodes, func() error { return u.health(ctx) })
 	for _, a := range acts {
+		if a.Kind == upgrade.ActDrain && granted {
+			break // one drain per tick keeps a tick inside DefaultMaxTick; the next tick comes in Fast
+		}
+		if a.Kind == upgrade.ActGrant {
+			granted = true
+		}
 		if err := u.act(ctx, a, data); err != nil {
 			var reason string
 			if r := (*upgrade.Refusal)(nil); errors.As(err, &r) {

@@ -220,3 +220,37 @@ func TestUpgradeRefuses(t *testing.T) {
 		})
 	}
 }
+
+// Workers go --batch at a time, but one drain per tick, so that a tick of
+// several PDB-bound drains never outlives the runner's tick bound.
+func TestUpgradeBatchOneDrainPerTick(t *testing.T) {
+	ctx := context.Background()
+	cs := fake.NewClientset(upgradeNode("m1", true, "v1.36.3"),
+		upgradeNode("w1", false, "v1.36.3"), upgradeNode("w2", false, "v1.36.3"), upgradeNode("w3", false, "v1.36.3"), upgradeNode("w4", false, "v1.36.3"))
+	og := newFakeService(1)
+	for id := 1; id <= 5; id++ {
+		og.add("all", id, nil)
+	}
+	r := &upgradeRig{cs: cs, og: og, etcd: &fakeEtcd{1, 1}, drain: &fakeDrainer{}}
+	r.u = &Upgrade{Client: cs, OneGate: og, Etcd: r.etcd, Drainer: r.drain, Clock: systemtest.NewClock(time.Unix(0, 0))}
+	r.writePlan(t)
+	cm, _ := cs.CoreV1().ConfigMaps("kube-system").Get(ctx, upgrade.PlanName, metav1.GetOptions{})
+	cm.Data[upgrade.KeyBatch] = "2"
+	cs.CoreV1().ConfigMaps("kube-system").Update(ctx, cm, metav1.UpdateOptions{})
+	r.u.Tick(ctx) // m1
+	r.finish(t, "m1")
+	for i, want := range []string{"w1", "w1 w2", "w1 w2"} {
+		if _, err := r.u.Tick(ctx); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, n := range []string{"w1", "w2", "w3", "w4"} {
+			if r.plan(t)[upgrade.KeyGrantPrefix+n] != "" {
+				got = append(got, n)
+			}
+		}
+		if strings.Join(got, " ") != want {
+			t.Fatalf("tick %d: granted %v, want %s", i, got, want)
+		}
+	}
+}

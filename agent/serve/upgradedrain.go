@@ -23,8 +23,9 @@ type KubectlDrainer struct {
 }
 
 // DefaultDrainTimeout is how long a PodDisruptionBudget may hold a drain
-// before the rollout stops.
-const DefaultDrainTimeout = 10 * time.Minute
+// before the rollout stops. It stays well inside DefaultMaxTick, past which
+// the runner calls serve stuck and systemd restarts it.
+const DefaultDrainTimeout = 5 * time.Minute
 
 var _ Drainer = KubectlDrainer{}
 
