@@ -115,13 +115,13 @@ func (u *Upgrade) Tick(ctx context.Context) (time.Duration, error) {
 			granted = true
 		}
 		if err := u.act(ctx, a, data); err != nil {
-			var reason string
-			if r := (*upgrade.Refusal)(nil); errors.As(err, &r) {
-				reason = r.Error()
-			} else {
-				reason = err.Error()
+			var stop stopRollout
+			if errors.As(err, &stop) {
+				return u.stop(ctx, cm, data, string(stop))
 			}
-			return u.stop(ctx, cm, data, reason)
+			// A transient failure (an uncordon the API refused): the next
+			// tick decides again from what the cluster then says.
+			return 0, err
 		}
 	}
 	if !maps.Equal(data, cm.Data) {
@@ -160,7 +160,7 @@ func (u *Upgrade) act(ctx context.Context, a upgrade.Action, data map[string]str
 			if uerr := u.Drainer.Uncordon(ctx, a.Node); uerr == nil {
 				delete(data, upgrade.KeyCordonPrefix+a.Node)
 			}
-			return &upgrade.Refusal{Code: "drain-blocked", Detail: fmt.Sprintf("draining node %s: %v", a.Node, err)}
+			return stopRollout((&upgrade.Refusal{Code: "drain-blocked", Detail: fmt.Sprintf("draining node %s: %v", a.Node, err)}).Error())
 		}
 		u.Log.Info("drained for its upgrade", "node", a.Node)
 	case upgrade.ActGrant:
@@ -175,10 +175,15 @@ func (u *Upgrade) act(ctx context.Context, a upgrade.Action, data map[string]str
 		data[upgrade.KeyPhase] = upgrade.PhaseDone
 		u.Log.Info("upgrade finished", "version", data[upgrade.KeyTarget])
 	case upgrade.ActStop:
-		return errors.New(a.Reason)
+		return stopRollout(a.Reason)
 	}
 	return nil
 }
+
+// stopRollout is an act's verdict that the rollout stops, with the reason.
+type stopRollout string
+
+func (s stopRollout) Error() string { return string(s) }
 
 // stop records reason in the plan (the owner's next run clears it) and
 // publishes it; the error is returned so the runner logs it.

@@ -31,8 +31,9 @@ func (f *fakeEtcd) Members(context.Context) ([]etcdm.Member, error) {
 }
 
 type fakeDrainer struct {
-	log     []string
-	blocked map[string]bool
+	log         []string
+	blocked     map[string]bool
+	uncordonErr error
 }
 
 func (f *fakeDrainer) Drain(_ context.Context, n string) error {
@@ -44,6 +45,9 @@ func (f *fakeDrainer) Drain(_ context.Context, n string) error {
 }
 
 func (f *fakeDrainer) Uncordon(_ context.Context, n string) error {
+	if f.uncordonErr != nil {
+		return f.uncordonErr
+	}
 	f.log = append(f.log, "uncordon "+n)
 	return nil
 }
@@ -252,5 +256,28 @@ func TestUpgradeBatchOneDrainPerTick(t *testing.T) {
 		if strings.Join(got, " ") != want {
 			t.Fatalf("tick %d: granted %v, want %s", i, got, want)
 		}
+	}
+}
+
+// An uncordon the API refuses is retried, not a reason to stop.
+func TestUpgradeUncordonFailureRetries(t *testing.T) {
+	ctx := context.Background()
+	r := newUpgradeRig(t)
+	r.writePlan(t)
+	r.u.Tick(ctx)
+	r.finish(t, "m1")
+	r.drain.uncordonErr = errors.New("etcdserver: request timed out")
+	if _, err := r.u.Tick(ctx); err == nil || !strings.Contains(err.Error(), "timed out") {
+		t.Fatalf("Tick = %v", err)
+	}
+	if data := r.plan(t); data[upgrade.KeyStopped] != "" || data[upgrade.KeyCordonPrefix+"m1"] != "true" {
+		t.Fatalf("plan after a failed uncordon: %v", data)
+	}
+	r.drain.uncordonErr = nil
+	if _, err := r.u.Tick(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if data := r.plan(t); data[upgrade.KeyCordonPrefix+"m1"] != "" || data[upgrade.KeyGrantPrefix+"m2"] != "node" {
+		t.Fatalf("plan after the retry: %v", data)
 	}
 }
