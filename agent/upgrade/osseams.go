@@ -55,41 +55,79 @@ func (k KubePlan) Annotate(ctx context.Context, claim, errText string) error {
 }
 
 // OneGateDisks attaches the bundle to this VM through OneGate's action on
-// itself. Detaching needs the DISK_ID oned gave the attached disk, which
-// GET /vm does not show (build_vm_hash keeps no DISK); DiskID supplies it
-// when known, and without it the disk stays attached (harmless: the image
-// is non-persistent and read-only mounted; the report says so).
+// itself, and detaches it by the DISK_ID oned gave it, which only the
+// extended service document shows (build_vm_hash keeps no DISK).
+//
+// OneGate hands an action's params to oned as they are: attachdisk needs
+// a template String ("DISK=[IMAGE_ID=118]") and detachdisk an Integer
+// (onegate-server.rb perform_action → one.vm.attach / one.vm.detach;
+// docs/upgrade-bundle.md). The Actioner gets them as the single entry of
+// its params map ("disk_template", "disk_id"), to send as the raw value.
 type OneGateDisks struct {
 	Actions Actioner
 	VMID    int
-	DiskID  func(ctx context.Context, imageID int) (int, error)
+	// DiskID finds the attached bundle's DISK_ID (ServiceDisks.DiskID);
+	// nil leaves the disk attached (read-only, unmounted: harmless).
+	DiskID func(ctx context.Context, imageID int) (int, error)
 }
 
 var _ Disks = OneGateDisks{}
 
-// Attach implements Disks. OneGate's attachdisk passes params.disk_template
-// to VirtualMachineJSON#disk_attach, which renders it with template_to_str:
-// it must be the DISK vector as an object (src/oca/ruby/opennebula and
-// src/sunstone/models/OpenNebulaJSON/VirtualMachineJSON.rb); the Actioner
-// is asked to send it as the JSON object this string holds.
+// Attach implements Disks.
 func (d OneGateDisks) Attach(ctx context.Context, imageID int) error {
-	tmpl := fmt.Sprintf(`{"DISK":{"IMAGE_ID":"%d"}}`, imageID)
-	return d.Actions.Action(ctx, d.VMID, "attachdisk", map[string]string{"disk_template": tmpl})
+	return d.Actions.Action(ctx, d.VMID, "attachdisk", map[string]string{"disk_template": fmt.Sprintf("DISK=[IMAGE_ID=%d]", imageID)})
 }
 
-// ErrDiskIDUnknown is Detach's answer when no DiskID resolver is set.
-var ErrDiskIDUnknown = errors.New("the bundle disk's DISK_ID is unknown to this VM; left attached")
+// ErrNotAttached is DiskID's answer when no disk of the image is attached.
+var ErrNotAttached = errors.New("no disk of this image is attached")
 
-// Detach implements Disks.
+// Detach implements Disks; a disk already gone is success (a resumed run).
 func (d OneGateDisks) Detach(ctx context.Context, imageID int) error {
 	if d.DiskID == nil {
-		return nil // see the type's comment; nothing reads the disk any more
+		return nil
 	}
 	id, err := d.DiskID(ctx, imageID)
+	if errors.Is(err, ErrNotAttached) {
+		return nil
+	}
 	if err != nil {
 		return err
 	}
 	return d.Actions.Action(ctx, d.VMID, "detachdisk", map[string]string{"disk_id": strconv.Itoa(id)})
+}
+
+// ServiceDisks reads this VM's disks from the extended service document:
+// TEMPLATE.DISK is oned's record, which no VM can rewrite.
+type ServiceDisks struct {
+	OneGate gate.OneGate
+	VMID    int
+}
+
+// DiskID returns the DISK_ID of the image's disk on this VM (the newest,
+// should it be attached twice).
+func (s ServiceDisks) DiskID(ctx context.Context, imageID int) (int, error) {
+	svc, err := s.OneGate.GetServiceExtended(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("reading this VM's disks: %w", err)
+	}
+	for _, r := range svc.Roles {
+		for _, n := range r.Nodes {
+			if n.VMID != s.VMID || n.VM == nil {
+				continue
+			}
+			id := -1
+			for _, d := range n.VM.Disks {
+				if d.ImageID == imageID && d.ID > id {
+					id = d.ID
+				}
+			}
+			if id < 0 {
+				return 0, ErrNotAttached
+			}
+			return id, nil
+		}
+	}
+	return 0, fmt.Errorf("the service document does not list VM %d", s.VMID)
 }
 
 // OSMounter finds the bundle with blkid and mounts it read-only.

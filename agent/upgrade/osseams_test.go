@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/onekube/onekube/agent/system/systemtest"
+	"github.com/onekube/onekube/context/onegate"
 )
 
 func TestOSMounter(t *testing.T) {
@@ -86,7 +87,7 @@ func TestOneGateDisks(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []recordedAction{
-		{12, "attachdisk", map[string]string{"disk_template": `{"DISK":{"IMAGE_ID":"118"}}`}},
+		{12, "attachdisk", map[string]string{"disk_template": "DISK=[IMAGE_ID=118]"}},
 		{12, "detachdisk", map[string]string{"disk_id": "3"}},
 	}
 	if len(a.calls) != 2 || a.calls[0].perform != want[0].perform || a.calls[0].params["disk_template"] != want[0].params["disk_template"] ||
@@ -96,6 +97,10 @@ func TestOneGateDisks(t *testing.T) {
 	d.DiskID = func(context.Context, int) (int, error) { return 0, errors.New("unknown") }
 	if err := d.Detach(ctx, 118); err == nil {
 		t.Fatal("Detach without a disk ID succeeded")
+	}
+	d.DiskID = func(context.Context, int) (int, error) { return 0, ErrNotAttached }
+	if err := d.Detach(ctx, 118); err != nil || len(a.calls) != 2 {
+		t.Fatalf("Detach of a disk already gone: %v, %d calls", err, len(a.calls))
 	}
 }
 
@@ -158,4 +163,43 @@ func FuzzParsePlan(f *testing.F) {
 			t.Fatalf("accepted %+v", p)
 		}
 	})
+}
+
+// fakeGate is OneGate's extended service document, nothing else.
+type fakeGate struct{ svc *onegate.Service }
+
+func (f fakeGate) GetVM(context.Context) (*onegate.VM, error) { return nil, errors.New("unused") }
+func (f fakeGate) GetVMByID(context.Context, int) (*onegate.VM, error) {
+	return nil, errors.New("unused")
+}
+func (f fakeGate) GetService(context.Context) (*onegate.Service, error)         { return f.svc, nil }
+func (f fakeGate) GetServiceExtended(context.Context) (*onegate.Service, error) { return f.svc, nil }
+func (f fakeGate) UpdateVM(context.Context, ...onegate.KV) error                { return nil }
+func (f fakeGate) EraseVMKey(context.Context, string) error                     { return nil }
+
+func TestServiceDisks(t *testing.T) {
+	svc := &onegate.Service{Roles: []onegate.Role{
+		{Name: "master", Nodes: []onegate.Node{{VMID: 4, VM: &onegate.VM{ID: 4, Disks: []onegate.Disk{{ID: 3, ImageID: 118}}}}}},
+		{Name: "worker", Nodes: []onegate.Node{{VMID: 12, VM: &onegate.VM{ID: 12, Disks: []onegate.Disk{
+			{ID: 0, ImageID: 5, Target: "vda"}, {ID: 2, ImageID: 118, Target: "vdb"}, {ID: 4, ImageID: 118, Target: "vdc"},
+		}}}}},
+	}}
+	for name, tc := range map[string]struct {
+		vm, image, want int
+		err             error
+	}{
+		"newest of the image":           {vm: 12, image: 118, want: 4},
+		"not attached":                  {vm: 12, image: 119, err: ErrNotAttached},
+		"another VM's disk is not ours": {vm: 13, image: 118, err: errors.New("does not list VM 13")},
+	} {
+		t.Run(name, func(t *testing.T) {
+			id, err := ServiceDisks{OneGate: fakeGate{svc}, VMID: tc.vm}.DiskID(context.Background(), tc.image)
+			switch {
+			case tc.err == nil && (err != nil || id != tc.want):
+				t.Fatalf("DiskID = %d, %v; want %d", id, err, tc.want)
+			case tc.err != nil && (err == nil || !errors.Is(err, tc.err) && !strings.Contains(err.Error(), tc.err.Error())):
+				t.Fatalf("DiskID = %d, %v; want %v", id, err, tc.err)
+			}
+		})
+	}
 }

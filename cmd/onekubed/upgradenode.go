@@ -119,9 +119,10 @@ func runUpgradeNode(ctx context.Context, f upgradeNodeFlags, log *slog.Logger) e
 		actions = noActions{}
 	}
 	ex := &upgrade.Executor{
-		NodeName:   node,
-		Plan:       upgrade.KubePlan{Client: cs, Node: node},
-		Disks:      upgrade.OneGateDisks{Actions: actions, VMID: src.Creds.VMID},
+		NodeName: node,
+		Plan:     upgrade.KubePlan{Client: cs, Node: node},
+		Disks: upgrade.OneGateDisks{Actions: actions, VMID: src.Creds.VMID,
+			DiskID: upgrade.ServiceDisks{OneGate: og, VMID: src.Creds.VMID}.DiskID},
 		Mounter:    upgrade.OSMounter{Exec: system.OSExec{}},
 		Exec:       system.OSExec{},
 		Publish:    upgrade.OneGatePublisher{OneGate: og},
