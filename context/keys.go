@@ -195,3 +195,14 @@ const (
 	KeyPubKubeconfigRequest = "ONEKUBE_KUBECONFIG_REQ_"
 	KeyPubKubeconfigAnswer  = "ONEKUBE_KUBECONFIG_ANS_"
 )
+
+// Upgrade progress (docs/upgrades.md), display only: each node's executor
+// publishes its own step ("<version> <step>") and error; the acting master
+// publishes the rollout's line and why it stopped. Nothing acts on them:
+// the plan and the grants live in the ConfigMap kube-system/onekube-upgrade.
+const (
+	KeyPubNodeUpgrade      = "ONEGATE_K8S_NODE_UPGRADE"
+	KeyPubNodeUpgradeError = "ONEGATE_K8S_NODE_UPGRADE_ERROR"
+	KeyPubUpgrade          = "ONEGATE_K8S_UPGRADE"
+	KeyPubUpgradeError     = "ONEGATE_K8S_UPGRADE_ERROR"
+)

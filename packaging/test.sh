@@ -20,7 +20,7 @@ UNIT=onekube-bootstrap.service
 # Enabled by postinstall; they do nothing until bootstrap succeeded.
 LIVE_UNITS=(onekube-serve.service onekube-node.service)
 # Installed, not enabled: onekube-node.service pulls it in (Wants=).
-PULLED_UNITS=(onekube-uncordon.service)
+PULLED_UNITS=(onekube-uncordon.service onekube-upgrade.service)
 
 need_root
 need_tools debootstrap=debootstrap rpm=rpm shellcheck=shellcheck

@@ -126,7 +126,7 @@ Exit codes: 0 success, 1 validation errors or a failed operation, 2 usage error,
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(a.renderCmd(), a.validateCmd(), a.createCmd(), a.statusCmd(), a.kubeconfigCmd())
+	root.AddCommand(a.renderCmd(), a.validateCmd(), a.createCmd(), a.statusCmd(), a.kubeconfigCmd(), a.upgradeCmd())
 	return root
 }
 

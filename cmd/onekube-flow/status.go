@@ -34,6 +34,11 @@ outcome, reasons[], roles[]{name,state,cardinality,vms}, vms[]{role,id,name,
 state,lcm_state,ip,phase,ready,node,error,master,token_published,read_error},
 not_read (when the deadline passed)}.
 
+While an in-place upgrade runs (docs/upgrades.md) the table adds the acting
+master's rollout line and each node's step, and each VM in the JSON has
+upgrade, upgrade_error, upgrade_rollout and upgrade_rollout_error; an upgrade
+in progress counts as in progress, a stopped one as failed.
+
 Every value a VM published is shown masked (anything shaped like a join
 token or its 16-character secret half, in any case, becomes <redacted>) and
 cut to 4 KiB, ending "…[cut]" when it was longer; table cells are shorter.

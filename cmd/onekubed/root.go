@@ -16,5 +16,5 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 			"requests), lb on every node (the local API load balancer), and leave as the VM\n"+
 			"shuts down (cordon, drain, delete the Node).",
 		stdout, stderr,
-		newServeCommand(stderr), newLBCommand(stderr), newLeaveCommand(stdout, stderr))
+		newServeCommand(stderr), newLBCommand(stderr), newLeaveCommand(stdout, stderr), newUpgradeNodeCommand(stderr))
 }

@@ -169,6 +169,8 @@ func runServe(ctx context.Context, f serveFlags, log *slog.Logger) error {
 			{Loop: &serve.CSRApprover{OneGate: og, Client: cs, Clock: clock, Prefix: src.Vars.Get(vmcontext.KeyNodeName), Log: log.With("loop", "csr-approver")}, LeaderOnly: true, ErrorDelay: 5 * time.Second},
 			{Loop: &serve.Cleanup{OneGate: og, Client: cs, Members: members, Clock: clock, Grace: f.cleanupGrace, Every: f.cleanupEvery, Service: shared, Log: log.With("loop", "cleanup")}, LeaderOnly: true},
 			{Loop: remediateLoop(f, og, cs, members, clock, src.Creds.VMID, cp.MasterRole, src.Vars, log), LeaderOnly: true},
+			{Loop: &serve.Upgrade{Client: cs, OneGate: og, Etcd: cp.Members, Clock: clock, Log: log.With("loop", "upgrade"),
+				Drainer: serve.KubectlDrainer{Client: cs, Log: log.With("loop", "upgrade")}}, LeaderOnly: true},
 		},
 		Elector: &serve.LeaseElector{Client: cs, ID: identity, Log: log},
 		Clock:   clock,

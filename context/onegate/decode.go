@@ -156,6 +156,18 @@ func decodeVMObject(obj map[string]any, path string) (*VM, error) {
 		for _, nic := range asObjects(t["NIC_ALIAS"]) {
 			vm.NICs = append(vm.NICs, decodeNIC(nic, true))
 		}
+		for _, d := range asObjects(t["DISK"]) {
+			// Lenient: a disk without a readable DISK_ID is left out.
+			id, ok, err := asInt(d["DISK_ID"])
+			if !ok || err != nil {
+				continue
+			}
+			img, ok, err := asInt(d["IMAGE_ID"])
+			if !ok || err != nil {
+				img = -1
+			}
+			vm.Disks = append(vm.Disks, Disk{ID: id, ImageID: img, Target: asString(d["TARGET"])})
+		}
 		if ctx, ok := t["CONTEXT"].(map[string]any); ok {
 			vm.Context = map[string]string{}
 			for k, v := range ctx {

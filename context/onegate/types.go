@@ -27,6 +27,18 @@ type VM struct {
 	// Context holds the scalar TEMPLATE.CONTEXT values. Only the extended
 	// service document carries them (GET /vm never does); nil otherwise.
 	Context map[string]string
+	// Disks is TEMPLATE.DISK, oned's own record of the VM's disks. Only
+	// the extended service document carries it (build_vm_hash keeps no
+	// DISK); nil otherwise.
+	Disks []Disk
+}
+
+// Disk is one entry of TEMPLATE.DISK: what detachdisk needs (DISK_ID)
+// to remove a disk attached from image ImageID.
+type Disk struct {
+	ID      int
+	ImageID int // -1 for a volatile disk
+	Target  string
 }
 
 // NIC is one entry of TEMPLATE.NIC (or NIC_ALIAS) as OneGate exposes it

@@ -56,6 +56,7 @@ func fromOned(v *vm.VM) (VM, vmcontext.Secret) {
 		out.Master = m
 	}
 	out.CP = readControlPlane(get)
+	out.Upgrade = readUpgrade(get)
 	return out, token
 }
 

@@ -87,6 +87,11 @@ type jsonVMView struct {
 	// ONEGATE_K8S_CERTS_ERROR.
 	Certs      string `json:"certs,omitempty"`
 	CertsError string `json:"certs_error,omitempty"`
+	// Upgrade fields (upgrade.go), only while a VM published them.
+	Upgrade             string `json:"upgrade,omitempty"`
+	UpgradeError        string `json:"upgrade_error,omitempty"`
+	UpgradeRollout      string `json:"upgrade_rollout,omitempty"`
+	UpgradeRolloutError string `json:"upgrade_rollout_error,omitempty"`
 }
 
 // WriteJSON prints the report as the documented, indented JSON document.
@@ -110,6 +115,7 @@ func WriteJSON(w io.Writer, r Report) error {
 			Role: v.Role, ID: v.ID, Name: v.Name, State: v.State, LCMState: v.LCMState, IP: v.IP,
 			Phase: v.Phase, Ready: v.Ready, Node: v.NodeName, Error: v.Error, Master: v.Master,
 			TokenPublished: v.TokenPublished, ReadError: v.ReadError, Certs: v.CP.Certs, CertsError: v.CP.CertsError,
+			Upgrade: v.Upgrade.Node, UpgradeError: v.Upgrade.NodeError, UpgradeRollout: v.Upgrade.Rollout, UpgradeRolloutError: v.Upgrade.RolloutError,
 		})
 	}
 	if cp := r.ControlPlane; cp != nil {

@@ -41,6 +41,7 @@ func WriteTable(w io.Writer, r Report) error {
 		return err
 	}
 	writeControlPlane(&b, r)
+	writeUpgrade(&b, r)
 	writeExposure(&b, r.VMs)
 	for _, reason := range r.Reasons {
 		fmt.Fprintf(&b, "%s: %s\n", r.Outcome, truncate(cell(reason), 2*maxError))

@@ -125,6 +125,8 @@ func Summarize(svc Service, vms map[int]VM) Report {
 	}
 	r.ControlPlane = controlPlane(r.VMs)
 	r.Cluster = clusterOf(r.VMs)
+	uf, up := upgradeReasons(r.VMs)
+	failed, pending = append(failed, uf...), append(pending, up...)
 	switch {
 	case len(failed) > 0:
 		r.Outcome, r.Reasons = Failed, failed

@@ -36,6 +36,8 @@ type VM struct {
 	CP ControlPlaneInfo
 	// Living is what a master's serve published (living.go).
 	Living Living
+	// Upgrade is what the VM published about an upgrade (upgrade.go).
+	Upgrade UpgradeInfo
 
 	// ReadError is why oned could not be asked about this VM; the fields
 	// above are then empty.

@@ -1,0 +1,86 @@
+package serve
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/kubectl/pkg/drain"
+)
+
+// KubectlDrainer drains with kubectl's own library, as `kubectl drain
+// --ignore-daemonsets --delete-emptydir-data` does: evictions, so every
+// PodDisruptionBudget is honoured, retried until Timeout. Unmanaged pods
+// are not forced: a pod nothing recreates stops the drain and the rollout,
+// with its name in the reason.
+type KubectlDrainer struct {
+	Client  kubernetes.Interface
+	Timeout time.Duration
+	Log     *slog.Logger
+}
+
+// DefaultDrainTimeout is how long a PodDisruptionBudget may hold a drain
+// before the rollout stops. It stays well inside DefaultMaxTick, past which
+// the runner calls serve stuck and systemd restarts it.
+const DefaultDrainTimeout = 5 * time.Minute
+
+var _ Drainer = KubectlDrainer{}
+
+func (d KubectlDrainer) helper(ctx context.Context) *drain.Helper {
+	log := d.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	timeout := d.Timeout
+	if timeout <= 0 {
+		timeout = DefaultDrainTimeout
+	}
+	return &drain.Helper{
+		Ctx: ctx, Client: d.Client,
+		GracePeriodSeconds:  -1,
+		IgnoreAllDaemonSets: true,
+		DeleteEmptyDirData:  true,
+		Timeout:             timeout,
+		Out:                 slogWriter{log, slog.LevelInfo},
+		ErrOut:              slogWriter{log, slog.LevelWarn},
+	}
+}
+
+// Drain implements Drainer.
+func (d KubectlDrainer) Drain(ctx context.Context, node string) error {
+	n, err := d.Client.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	h := d.helper(ctx)
+	if err := drain.RunCordonOrUncordon(h, n, true); err != nil {
+		return fmt.Errorf("cordoning: %w", err)
+	}
+	if err := drain.RunNodeDrain(h, node); err != nil {
+		return fmt.Errorf("not drained within %s (a PodDisruptionBudget or an unmanaged pod holds it): %w", h.Timeout, err)
+	}
+	return nil
+}
+
+// Uncordon implements Drainer.
+func (d KubectlDrainer) Uncordon(ctx context.Context, node string) error {
+	n, err := d.Client.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	return drain.RunCordonOrUncordon(d.helper(ctx), n, false)
+}
+
+// slogWriter turns drain's progress lines into log records.
+type slogWriter struct {
+	log   *slog.Logger
+	level slog.Level
+}
+
+func (w slogWriter) Write(p []byte) (int, error) {
+	w.log.Log(context.Background(), w.level, string(p))
+	return len(p), nil
+}

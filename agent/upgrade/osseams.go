@@ -1,0 +1,189 @@
+package upgrade
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/onekube/onekube/agent/gate"
+	"github.com/onekube/onekube/agent/system"
+	vmcontext "github.com/onekube/onekube/context"
+	"github.com/onekube/onekube/context/onegate"
+)
+
+// KubePlan reads the plan with the node's kubelet credential and
+// annotates the node's own Node (NodeRestriction lets a kubelet patch only
+// its own Node).
+type KubePlan struct {
+	Client kubernetes.Interface
+	Node   string
+}
+
+var _ PlanSource = KubePlan{}
+
+// ReadPlan implements PlanSource. Forbidden reads as no plan: the acting
+// master creates the Role that lets nodes read it, on its first tick.
+func (k KubePlan) ReadPlan(ctx context.Context) (map[string]string, bool, error) {
+	cm, err := k.Client.CoreV1().ConfigMaps(PlanNamespace).Get(ctx, PlanName, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err), apierrors.IsForbidden(err):
+		return nil, false, nil
+	case err != nil:
+		return nil, false, fmt.Errorf("reading the upgrade plan: %w", err)
+	}
+	return cm.Data, true, nil
+}
+
+// Annotate implements PlanSource.
+func (k KubePlan) Annotate(ctx context.Context, claim, errText string) error {
+	ann := map[string]any{AnnotationStep: claim, AnnotationError: nil}
+	if errText != "" {
+		ann[AnnotationError] = errText
+	}
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": ann}})
+	_, err := k.Client.CoreV1().Nodes().Patch(ctx, k.Node, types.MergePatchType, patch, metav1.PatchOptions{})
+	return err
+}
+
+// OneGateDisks attaches the bundle to this VM through OneGate's action on
+// itself, and detaches it by the DISK_ID oned gave it, which only the
+// extended service document shows (build_vm_hash keeps no DISK).
+//
+// OneGate hands an action's params to oned as they are: attachdisk needs
+// a template String ("DISK=[IMAGE_ID=118]") and detachdisk an Integer
+// (onegate-server.rb perform_action → one.vm.attach / one.vm.detach;
+// docs/upgrade-bundle.md). The Actioner gets them as the single entry of
+// its params map ("disk_template", "disk_id"), to send as the raw value.
+type OneGateDisks struct {
+	Actions Actioner
+	VMID    int
+	// DiskID finds the attached bundle's DISK_ID (ServiceDisks.DiskID);
+	// nil leaves the disk attached (read-only, unmounted: harmless).
+	DiskID func(ctx context.Context, imageID int) (int, error)
+}
+
+var _ Disks = OneGateDisks{}
+
+// Attach implements Disks.
+func (d OneGateDisks) Attach(ctx context.Context, imageID int) error {
+	return d.Actions.Action(ctx, d.VMID, "attachdisk", map[string]string{"disk_template": fmt.Sprintf("DISK=[IMAGE_ID=%d]", imageID)})
+}
+
+// ErrNotAttached is DiskID's answer when no disk of the image is attached.
+var ErrNotAttached = errors.New("no disk of this image is attached")
+
+// Detach implements Disks; a disk already gone is success (a resumed run).
+func (d OneGateDisks) Detach(ctx context.Context, imageID int) error {
+	if d.DiskID == nil {
+		return nil
+	}
+	id, err := d.DiskID(ctx, imageID)
+	if errors.Is(err, ErrNotAttached) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return d.Actions.Action(ctx, d.VMID, "detachdisk", map[string]string{"disk_id": strconv.Itoa(id)})
+}
+
+// ServiceDisks reads this VM's disks from the extended service document:
+// TEMPLATE.DISK is oned's record, which no VM can rewrite.
+type ServiceDisks struct {
+	OneGate gate.OneGate
+	VMID    int
+}
+
+// DiskID returns the DISK_ID of the image's disk on this VM (the newest,
+// should it be attached twice).
+func (s ServiceDisks) DiskID(ctx context.Context, imageID int) (int, error) {
+	svc, err := s.OneGate.GetServiceExtended(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("reading this VM's disks: %w", err)
+	}
+	for _, r := range svc.Roles {
+		for _, n := range r.Nodes {
+			if n.VMID != s.VMID || n.VM == nil {
+				continue
+			}
+			id := -1
+			for _, d := range n.VM.Disks {
+				if d.ImageID == imageID && d.ID > id {
+					id = d.ID
+				}
+			}
+			if id < 0 {
+				return 0, ErrNotAttached
+			}
+			return id, nil
+		}
+	}
+	return 0, fmt.Errorf("the service document does not list VM %d", s.VMID)
+}
+
+// OSMounter finds the bundle with blkid and mounts it read-only.
+type OSMounter struct{ Exec system.Exec }
+
+var _ Mounter = OSMounter{}
+
+const mountTimeout = time.Minute
+
+func (m OSMounter) run(ctx context.Context, name string, args ...string) (system.Result, error) {
+	ctx, cancel := context.WithTimeout(ctx, mountTimeout)
+	defer cancel()
+	return m.Exec.Run(ctx, system.Cmd{Name: name, Args: args})
+}
+
+// Find implements Mounter. blkid exits 2 when no device has the label
+// (util-linux blkid(8)).
+func (m OSMounter) Find(ctx context.Context, label string) (string, bool, error) {
+	res, err := m.run(ctx, "blkid", "-L", label)
+	var ee *system.ExitError
+	if errors.As(err, &ee) && ee.Code == 2 {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, err
+	}
+	dev := strings.TrimSpace(string(res.Stdout))
+	if !strings.HasPrefix(dev, "/dev/") || strings.ContainsAny(dev, " \n") {
+		return "", false, fmt.Errorf("blkid -L %s said %q", label, dev)
+	}
+	return dev, true, nil
+}
+
+// Mount implements Mounter.
+func (m OSMounter) Mount(ctx context.Context, device, dir string) error {
+	if _, err := m.run(ctx, "mountpoint", "-q", dir); err == nil {
+		return nil
+	}
+	_, err := m.run(ctx, "mount", "-o", "ro,nodev,nosuid,noexec", device, dir)
+	return err
+}
+
+// Unmount implements Mounter.
+func (m OSMounter) Unmount(ctx context.Context, dir string) error {
+	if _, err := m.run(ctx, "mountpoint", "-q", dir); err != nil {
+		return nil
+	}
+	_, err := m.run(ctx, "umount", dir)
+	return err
+}
+
+// OneGatePublisher writes the node's step to its own USER_TEMPLATE for
+// `onekube-flow status` (display only: a sibling can rewrite it).
+type OneGatePublisher struct{ OneGate gate.OneGate }
+
+// Publish implements Publisher.
+func (p OneGatePublisher) Publish(ctx context.Context, step, errText string) error {
+	return p.OneGate.UpdateVM(ctx, onegate.KV{Key: vmcontext.KeyPubNodeUpgrade, Value: step}, onegate.KV{Key: vmcontext.KeyPubNodeUpgradeError, Value: errText})
+}
