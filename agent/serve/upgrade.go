@@ -38,7 +38,7 @@ type Upgrade struct {
 	// Etcd lists etcd members with their health; nil (no stacked etcd
 	// here) refuses every control-plane step.
 	Etcd    MemberLister
-	Drainer Drainer
+	Drainer UpgradeDrainer
 	Clock   system.Clock
 	Log     *slog.Logger
 	// Fast is the wait while a rollout runs, Idle while none does.
@@ -54,8 +54,8 @@ type MemberLister interface {
 	Members(ctx context.Context) ([]etcdm.Member, error)
 }
 
-// Drainer cordons, drains and uncordons Nodes.
-type Drainer interface {
+// UpgradeDrainer cordons, drains and uncordons Nodes.
+type UpgradeDrainer interface {
 	// Drain cordons node and evicts its pods, PodDisruptionBudgets
 	// honoured; it gives up after its deadline with the reason.
 	Drain(ctx context.Context, node string) error

@@ -27,7 +27,7 @@ type KubectlDrainer struct {
 // the runner calls serve stuck and systemd restarts it.
 const DefaultDrainTimeout = 5 * time.Minute
 
-var _ Drainer = KubectlDrainer{}
+var _ UpgradeDrainer = KubectlDrainer{}
 
 func (d KubectlDrainer) helper(ctx context.Context) *drain.Helper {
 	log := d.Log
@@ -49,7 +49,7 @@ func (d KubectlDrainer) helper(ctx context.Context) *drain.Helper {
 	}
 }
 
-// Drain implements Drainer.
+// Drain implements UpgradeDrainer.
 func (d KubectlDrainer) Drain(ctx context.Context, node string) error {
 	n, err := d.Client.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
 	if err != nil {
@@ -65,7 +65,7 @@ func (d KubectlDrainer) Drain(ctx context.Context, node string) error {
 	return nil
 }
 
-// Uncordon implements Drainer.
+// Uncordon implements UpgradeDrainer.
 func (d KubectlDrainer) Uncordon(ctx context.Context, node string) error {
 	n, err := d.Client.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
 	if err != nil {
