@@ -24,7 +24,7 @@ const (
 	// DefaultCertRenewBefore is ONEAPP_K8S_CERT_RENEW_BEFORE's default:
 	// kubeadm's leaves last a year (constants.go CertificateValidityPeriod),
 	// and 30 days leaves room for a month of failed attempts, each loud.
-	DefaultCertRenewBefore = 30 * 24 * time.Hour
+	DefaultCertRenewBefore = vmcontext.DefaultCertRenewBefore
 	// DefaultCertsEvery is the idle tick: reading a few files.
 	DefaultCertsEvery = time.Hour
 	// certsWaitTick is the tick while another master renews.
