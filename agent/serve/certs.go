@@ -258,7 +258,7 @@ func (c *Certs) restart(ctx context.Context, before func(string) error) error {
 // earliest expiry is near: a renewal that keeps failing must be seen long
 // before the cluster stops.
 func (c *Certs) fail(ctx context.Context, earliest time.Time, err error) error {
-	msg := safetext.Value(err.Error())
+	msg := certsErrorText(err)
 	c.report.Error = msg
 	near := earliest.IsZero() || earliest.Sub(c.Clock.Now()) <= min(loudBefore, c.Before/2)
 	if near {
@@ -282,6 +282,23 @@ func (c *Certs) publish(ctx context.Context, errText string) error {
 		}
 	}
 	return c.errShown.set(ctx, c.OneGate, errText)
+}
+
+// certsErrorText is err as a value OneGate stores as sent
+// (onegate.CheckValue refuses quotes, commas, brackets, backslashes and
+// line breaks, and kubeadm's errors and a manifest's names carry them):
+// line breaks become "; ", the rest is escaped and bounded (safetext),
+// and the characters OneGate refuses become their nearest storable ones.
+// Found on the test bed: a restart error quoting "probe-port" was never
+// published.
+func certsErrorText(err error) string {
+	s := strings.NewReplacer("\r\n", "; ", "\n", "; ", "\r", "; ").Replace(err.Error())
+	s = safetext.Value(s)
+	s = strings.NewReplacer(`"`, "'", ",", ";", "[", "(", "]", ")", `\`, "/").Replace(s)
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 // CertsValue is ONEGATE_K8S_CERTS: "expires=<RFC 3339> renewed=<RFC 3339|never>".
