@@ -642,3 +642,53 @@ func FuzzCertsErrorText(f *testing.F) {
 		}
 	})
 }
+
+// After a renewal the next tick comes when the new leaves are due, not an
+// idle hour later: with leaves of an hour or less (ONEAPP_K8S_CERT_VALIDITY)
+// an hour's sleep would miss the next renewal. Found on the test bed: leaves
+// of 3m45s renewed at 2m15s before expiry, and serve's next look was due an
+// hour later.
+func TestCertsNextTickAfterRenewal(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name    string
+		renewTo time.Duration // the new leaves' expiry, from now
+		before  time.Duration
+		want    time.Duration
+	}{
+		{"leaves of 30 min, threshold 20 min", 30 * time.Minute, 20 * time.Minute, 10 * time.Minute},
+		{"leaves of 3m45s, threshold 2m15s", 3*time.Minute + 45*time.Second, 2*time.Minute + 15*time.Second, 90 * time.Second},
+		{"a year's leaves: the idle hour", 365 * 24 * time.Hour, DefaultCertRenewBefore, DefaultCertsEvery},
+	} {
+		clock := systemtest.NewClock(certsT0)
+		c, _, r, _ := newTestCerts(t, "m1", certsT0.Add(tc.before/2), fake.NewClientset(), clock)
+		c.Before, r.to = tc.before, certsT0.Add(tc.renewTo)
+		next, err := c.Tick(ctx)
+		if err != nil || r.calls != 1 {
+			t.Fatalf("%s: renewed %d times: %v", tc.name, r.calls, err)
+		}
+		if next != tc.want {
+			t.Errorf("%s: next tick in %s, want %s", tc.name, next, tc.want)
+		}
+	}
+}
+
+// Leaves issued for less than the threshold would be renewed on every
+// tick: the master renews and restarts once, then says why, published.
+func TestCertsLifetimeWithinThresholdIsLoud(t *testing.T) {
+	t.Parallel()
+	clock := systemtest.NewClock(certsT0)
+	c, _, r, og := newTestCerts(t, "m1", certsT0.Add(5*time.Minute), fake.NewClientset(), clock)
+	c.Before, r.to = 20*time.Minute, certsT0.Add(10*time.Minute)
+	_, err := c.Tick(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "within the renewal threshold 20m0s") {
+		t.Fatalf("err = %v", err)
+	}
+	if got := og.get(vmcontext.KeyPubCertsError); !strings.Contains(got, "due again at once") {
+		t.Errorf("published error %q", got)
+	}
+	if ok, _ := c.Root.Exists(CertsRestartFile); ok {
+		t.Error("the renewed certificates are not served: restart still pending")
+	}
+}
