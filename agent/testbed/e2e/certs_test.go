@@ -155,7 +155,7 @@ func TestCertRenewal(t *testing.T) {
 	for _, m := range masters {
 		log := s.Daemon(m.ID, "serve")
 		if n := strings.Count(log, "another master renews first"); n > 0 {
-			t.Logf("VM %d found the lease held %d times before it renewed", m.ID, n)
+			t.Logf("VM %d has found the lease held %d times so far", m.ID, n)
 		}
 		w := renewalsOf(log)[0]
 		t.Logf("figure: VM %d renewed %s after the first threshold, its static pods back %s later", m.ID,
