@@ -43,6 +43,9 @@ type Config struct {
 	// MasterVMID is the initializing master's VM ID as OneFlow wrote it
 	// into a straight-deployment worker's context; nil when absent.
 	MasterVMID *int
+	// CertValidity is the control-plane leaf certificates' lifetime
+	// (ONEAPP_K8S_CERT_VALIDITY); 0 keeps kubeadm's year.
+	CertValidity time.Duration
 }
 
 // LocalBalancer reports whether the endpoint is every node's own balancer.

@@ -47,6 +47,7 @@ func renderInit(ctx context.Context, d Data) error {
 		ControlPlaneEndpoint: cfg.Endpoint,
 		CertSANs:             endpointSANs(cfg.Endpoint),
 		CertificateKey:       key,
+		CertificateValidity:  cfg.CertValidity,
 	})
 	if err != nil {
 		return fmt.Errorf("rendering init config: %w", err)

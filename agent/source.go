@@ -79,6 +79,7 @@ func ConfigFromVars(vars vmcontext.Vars, self *onegate.VM, role string) (Config,
 		TokenTTL:        s.TokenTTL,
 		IgnorePreflight: s.IgnorePreflight,
 		MasterVMID:      masterVMID(s.MasterVMID),
+		CertValidity:    s.CertValidity,
 	}, nil
 }
 

@@ -144,6 +144,11 @@ const (
 	// KeyCertRenewBefore is how long before expiry a master renews (a Go
 	// duration, default 720h), read by onekubed serve from its CONTEXT.
 	KeyCertRenewBefore = "ONEAPP_K8S_CERT_RENEW_BEFORE"
+	// KeyCertValidity is the lifetime kubeadm gives the control-plane leaf
+	// certificates (ClusterConfiguration.certificateValidityPeriod, a Go
+	// duration; empty: kubeadm's year). Read by the initialising master;
+	// joining masters take it from the cluster's kubeadm-config.
+	KeyCertValidity = "ONEAPP_K8S_CERT_VALIDITY"
 )
 
 // Remediation (issue 22, docs/onekubed.md "Remediation"): the acting

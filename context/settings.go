@@ -39,6 +39,9 @@ type Settings struct {
 	// the service before it is trusted (the agent reads that VM through
 	// OneGate, which answers only for VMs of this VM's own service).
 	MasterVMID int
+	// CertValidity is ONEAPP_K8S_CERT_VALIDITY, the control-plane leaf
+	// certificates' lifetime; 0 keeps kubeadm's default (a year).
+	CertValidity time.Duration
 }
 
 // legacyContract is what a template without KeyContract speaks: the legacy
@@ -152,6 +155,11 @@ func (v Vars) Settings() (Settings, error) {
 	if raw := v.Get(KeyIgnorePreflight); raw != "" {
 		if s.IgnorePreflight, err = parsePreflightList(raw); err != nil {
 			bad(KeyIgnorePreflight, "%v", err)
+		}
+	}
+	if raw := v.Get(KeyCertValidity); raw != "" {
+		if s.CertValidity, err = ParseCertValidity(raw, v.Get(KeyCertRenewBefore)); err != nil {
+			bad(KeyCertValidity, "%v", err)
 		}
 	}
 	return s, errors.Join(errs...)

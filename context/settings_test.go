@@ -99,6 +99,11 @@ func TestSettingsErrors(t *testing.T) {
 		{"ONEAPP_K8S_TOKEN_TTL", "-1h", "not a positive duration"},
 		{"ONEAPP_ONEFLOW_MASTER_ROLE", "two words", "not a role name"},
 		{"ONEKUBE_CONTRACT_VERSION", "zero", "not a contract version"},
+		{"ONEAPP_K8S_CERT_VALIDITY", "1y", "not a positive duration"},
+		{"ONEAPP_K8S_CERT_VALIDITY", "-10m", "not a positive duration"},
+		{"ONEAPP_K8S_CERT_VALIDITY", "1m", "outside 2m0s to 8760h"},
+		{"ONEAPP_K8S_CERT_VALIDITY", "8761h", "outside 2m0s to 8760h"},
+		{"ONEAPP_K8S_CERT_VALIDITY", "720h", "not longer than the renewal threshold 720h0m0s"}, // the default threshold
 	}
 	for _, tt := range tests {
 		t.Run(tt.key+"="+tt.value, func(t *testing.T) {
@@ -110,6 +115,40 @@ func TestSettingsErrors(t *testing.T) {
 			}
 			if !strings.HasPrefix(err.Error(), tt.key+": ") || !strings.Contains(err.Error(), tt.msg) {
 				t.Errorf("error %q, want %q naming %s", err, tt.msg, tt.key)
+			}
+		})
+	}
+}
+
+// ONEAPP_K8S_CERT_VALIDITY is checked against the renewal threshold the
+// same context sets: a leaf due as soon as it is issued is refused.
+func TestSettingsCertValidity(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		validity, before string
+		want             time.Duration
+		msg              string
+	}{
+		{"", "", 0, ""},
+		{"8760h", "", 8760 * time.Hour, ""},
+		{"5m", "2m", 5 * time.Minute, ""},
+		{"5m", "5m", 0, "not longer than the renewal threshold 5m0s"},
+		{"5m", "", 0, "not longer than the renewal threshold 720h0m0s"},
+		{"800h", "junk", 800 * time.Hour, ""}, // serve reads a bad threshold as the default, so does this check
+		{" 3m ", "1m", 3 * time.Minute, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.validity+"/"+tt.before, func(t *testing.T) {
+			t.Parallel()
+			s, err := vmcontext.Vars{"ONEAPP_K8S_CERT_VALIDITY": tt.validity, "ONEAPP_K8S_CERT_RENEW_BEFORE": tt.before}.Settings()
+			if tt.msg != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.msg) {
+					t.Fatalf("error %v, want %q", err, tt.msg)
+				}
+				return
+			}
+			if err != nil || s.CertValidity != tt.want {
+				t.Fatalf("CertValidity %s, %v; want %s", s.CertValidity, err, tt.want)
 			}
 		})
 	}

@@ -54,6 +54,11 @@ type InitParams struct {
 	// CertificateKey encrypts the certificates `init --upload-certs`
 	// stores in the kubeadm-certs Secret for joining control planes.
 	CertificateKey vmcontext.Secret
+	// CertificateValidity is the leaf certificates' lifetime
+	// (ClusterConfiguration.certificateValidityPeriod, v1beta4); 0 keeps
+	// kubeadm's year. kubeadm stores it in kubeadm-config, so joining
+	// masters and `kubeadm certs renew` use it too.
+	CertificateValidity time.Duration
 }
 
 // initConfig is InitParams after checks, in the shape both renderers use.
@@ -89,6 +94,9 @@ func (p InitParams) check() (initConfig, error) {
 	}
 	if p.TokenTTL <= 0 {
 		return initConfig{}, fmt.Errorf("%w: TokenTTL must be positive, got %s (0 would mean a token that never expires)", ErrParams, p.TokenTTL)
+	}
+	if p.CertificateValidity < 0 {
+		return initConfig{}, fmt.Errorf("%w: CertificateValidity %s is negative", ErrParams, p.CertificateValidity)
 	}
 	if p.ControlPlaneEndpoint != "" {
 		if err := checkEndpoint("ControlPlaneEndpoint", p.ControlPlaneEndpoint); err != nil {

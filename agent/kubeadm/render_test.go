@@ -71,6 +71,8 @@ func initCases() map[string]InitParams {
 	lb.CertSANs = []string{"127.0.0.1"}
 	lb.CertificateKey = secret(testCertKey)
 	ha.TokenTTL = 90 * time.Minute
+	short := baseInit()
+	short.CertificateValidity = 5 * time.Minute
 	minimal := baseInit()
 	minimal.BindPort, minimal.PodSubnet, minimal.ServiceSubnet = 0, netip.Prefix{}, netip.Prefix{}
 	return map[string]InitParams{
@@ -78,6 +80,7 @@ func initCases() map[string]InitParams {
 		"init_v1beta4_ha_ipv6":       ha,
 		"init_v1beta4_minimal":       minimal,
 		"init_v1beta4_localbalancer": lb,
+		"init_v1beta4_certvalidity":  short,
 	}
 }
 

@@ -40,6 +40,9 @@ func initV1Beta4(c initConfig) []any {
 			ServiceSubnet: prefixString(p.ServiceSubnet),
 		},
 	}
+	if p.CertificateValidity > 0 {
+		cc.CertificateValidityPeriod = &metav1.Duration{Duration: p.CertificateValidity}
+	}
 	return []any{ic, cc}
 }
 

@@ -24,7 +24,7 @@ const (
 	// DefaultCertRenewBefore is ONEAPP_K8S_CERT_RENEW_BEFORE's default:
 	// kubeadm's leaves last a year (constants.go CertificateValidityPeriod),
 	// and 30 days leaves room for a month of failed attempts, each loud.
-	DefaultCertRenewBefore = 30 * 24 * time.Hour
+	DefaultCertRenewBefore = vmcontext.DefaultCertRenewBefore
 	// DefaultCertsEvery is the idle tick: reading a few files.
 	DefaultCertsEvery = time.Hour
 	// certsWaitTick is the tick while another master renews.
@@ -168,7 +168,7 @@ func (c *Certs) Tick(ctx context.Context) (time.Duration, error) {
 		if err := c.publish(ctx, ""); err != nil {
 			return 0, err
 		}
-		return max(time.Second, min(c.Every, earliest.Sub(now)-c.Before)), nil
+		return c.untilDue(earliest, now), nil
 	case certsWait:
 		c.Log.Info("certificates due; another master renews first", "holder", view.Holder, "expires", earliest.UTC())
 		return certsWaitTick, c.publish(ctx, c.errShown.shown)
@@ -207,13 +207,22 @@ func (c *Certs) Tick(ctx context.Context) (time.Duration, error) {
 		if err := c.restart(ctx, refresh); err != nil {
 			return 0, c.fail(ctx, earliest, err)
 		}
-		return c.Every, nil
+		return c.untilDue(earliest, c.Clock.Now()), nil
 	}
 	c.Log.Info("renewing the control-plane certificates", "expires", earliest.UTC(), "file", leaves[0].Path, "alone", act == certsRenewAlone)
 	if err := c.renew(ctx, earliest, refresh); err != nil {
 		return 0, c.fail(ctx, earliest, err)
 	}
-	return c.Every, nil
+	// The next look when the new leaves are due, not an idle hour later:
+	// leaves of an hour or less (ONEAPP_K8S_CERT_VALIDITY) would expire
+	// before it.
+	return c.untilDue(c.report.Earliest, c.Clock.Now()), nil
+}
+
+// untilDue is the wait until the earliest leaf is within the threshold,
+// at most the idle tick and at least a second.
+func (c *Certs) untilDue(earliest, now time.Time) time.Duration {
+	return max(time.Second, min(c.Every, earliest.Sub(now)-c.Before))
 }
 
 // renew runs kubeadm, checks it renewed, and restarts the static pods.
@@ -237,7 +246,17 @@ func (c *Certs) renew(ctx context.Context, earliest time.Time, before func(strin
 	}
 	c.report.Earliest, c.report.EarliestFile, c.report.Renewed = leaves[0].NotAfter.UTC(), leaves[0].Path, now.UTC()
 	c.Log.Info("certificates renewed; restarting the static pods one at a time", "expires", leaves[0].NotAfter.UTC())
-	return c.restart(ctx, before)
+	if err := c.restart(ctx, before); err != nil {
+		return err
+	}
+	// Leaves that are due again as soon as they are issued would be
+	// renewed, and the pods restarted, on every tick: say why instead
+	// (the error delay spaces the attempts).
+	if left := leaves[0].NotAfter.Sub(c.Clock.Now()); left <= c.Before {
+		return fmt.Errorf("kubeadm issued certificates that expire at %s, within the renewal threshold %s: they are due again at once; make %s (or --cert-renew-before) shorter than their lifetime (%s, kubeadm's year by default)",
+			leaves[0].NotAfter.UTC().Format(time.RFC3339), c.Before, vmcontext.KeyCertRenewBefore, vmcontext.KeyCertValidity)
+	}
+	return nil
 }
 
 // restart restarts the static pods on the renewed certificates and clears
@@ -258,7 +277,7 @@ func (c *Certs) restart(ctx context.Context, before func(string) error) error {
 // earliest expiry is near: a renewal that keeps failing must be seen long
 // before the cluster stops.
 func (c *Certs) fail(ctx context.Context, earliest time.Time, err error) error {
-	msg := safetext.Value(err.Error())
+	msg := certsErrorText(err)
 	c.report.Error = msg
 	near := earliest.IsZero() || earliest.Sub(c.Clock.Now()) <= min(loudBefore, c.Before/2)
 	if near {
@@ -282,6 +301,23 @@ func (c *Certs) publish(ctx context.Context, errText string) error {
 		}
 	}
 	return c.errShown.set(ctx, c.OneGate, errText)
+}
+
+// certsErrorText is err as a value OneGate stores as sent
+// (onegate.CheckValue refuses quotes, commas, brackets, backslashes and
+// line breaks, and kubeadm's errors and a manifest's names carry them):
+// line breaks become "; ", the rest is escaped and bounded (safetext),
+// and the characters OneGate refuses become their nearest storable ones.
+// Found on the test bed: a restart error quoting "probe-port" was never
+// published.
+func certsErrorText(err error) string {
+	s := strings.NewReplacer("\r\n", "; ", "\n", "; ", "\r", "; ").Replace(err.Error())
+	s = safetext.Value(s)
+	s = strings.NewReplacer(`"`, "'", ",", ";", "[", "(", "]", ")", `\`, "/").Replace(s)
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 // CertsValue is ONEGATE_K8S_CERTS: "expires=<RFC 3339> renewed=<RFC 3339|never>".

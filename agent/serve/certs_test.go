@@ -24,6 +24,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/onekube/onekube/agent"
+	"github.com/onekube/onekube/agent/safetext"
 	"github.com/onekube/onekube/agent/system"
 	"github.com/onekube/onekube/agent/system/systemtest"
 	vmcontext "github.com/onekube/onekube/context"
@@ -109,6 +110,7 @@ func pemCert(der []byte) []byte {
 
 // testManifest is a static pod whose probe port names the manifest, so the
 // fake kubelet below can tell which pod a probe asks about.
+// testManifest is shaped as kubeadm writes it: the probe names its port.
 func testManifest(name string) string {
 	port := map[string]string{"etcd.yaml": "2381", "kube-apiserver.yaml": "6443", "kube-controller-manager.yaml": "10257", "kube-scheduler.yaml": "10259"}[name]
 	return `apiVersion: v1
@@ -120,10 +122,13 @@ spec:
   containers:
   - name: c
     image: x
+    ports:
+    - containerPort: ` + port + `
+      name: probe-port
     startupProbe:
       httpGet:
         host: 127.0.0.1
-        port: ` + port + `
+        port: probe-port
         path: /livez
         scheme: HTTPS
 `
@@ -215,6 +220,13 @@ func (f *certsOneGate) GetVM(context.Context) (*onegate.VM, error) {
 func (f *certsOneGate) UpdateVM(_ context.Context, kvs ...onegate.KV) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	// As the real client does (onegate.EncodeUpdate): a value OneGate
+	// cannot store is refused, and nothing is written.
+	for _, kv := range kvs {
+		if err := onegate.CheckValue(kv.Key, kv.Value); err != nil {
+			return err
+		}
+	}
 	for _, kv := range kvs {
 		f.ut[kv.Key] = kv.Value
 	}
@@ -459,13 +471,18 @@ func TestCertsFailureIsLoud(t *testing.T) {
 		c, _, r, og := newTestCerts(t, "m1", certsT0.Add(tc.left), fake.NewClientset(), clock)
 		var logs bytes.Buffer
 		c.Log = slog.New(slog.NewTextHandler(&logs, nil))
-		r.err = errors.New("exit status 1: unable to sign: ca.key missing")
+		// Errors quote and span lines (kubeadm's output, a manifest's
+		// port name): OneGate stores none of that as is.
+		r.err = errors.New("exit status 1: unable to sign: \"ca.key\" missing\n[certs] a, b\\c")
 		_, err := c.Tick(ctx)
 		if err == nil {
 			t.Fatalf("%s: no error", tc.name)
 		}
-		if got := og.get(vmcontext.KeyPubCertsError); !strings.Contains(got, "ca.key missing") {
-			t.Errorf("%s: published error %q", tc.name, got)
+		if got := og.get(vmcontext.KeyPubCertsError); !strings.Contains(got, "ca.key' missing") {
+			t.Errorf("%s: published error %q; tick: %v", tc.name, got, err)
+		}
+		if strings.Contains(err.Error(), "publishing") {
+			t.Errorf("%s: the error was not published: %v", tc.name, err)
 		}
 		if loud := strings.Contains(logs.String(), "level=ERROR"); loud != tc.loud {
 			t.Errorf("%s: logged at error level: %v, want %v\n%s", tc.name, loud, tc.loud, logs.String())
@@ -562,7 +579,9 @@ func TestProbeURL(t *testing.T) {
 		{"no host, http, no slash", "spec:\n  containers:\n  - livenessProbe:\n      httpGet:\n        port: 2381\n        path: health\n", "http://127.0.0.1:2381/health", ""},
 		{"readiness before liveness", "spec:\n  containers:\n  - livenessProbe:\n      httpGet: {port: 1, path: /a}\n    readinessProbe:\n      httpGet: {port: 2, path: /b}\n", "http://127.0.0.1:2/b", ""},
 		{"ipv6 host", "spec:\n  containers:\n  - startupProbe:\n      httpGet: {host: 'fd00::1', port: 6443, path: /livez, scheme: HTTPS}\n", "https://[fd00::1]:6443/livez", ""},
-		{"named port", "spec:\n  containers:\n  - startupProbe:\n      httpGet: {port: probe-port, path: /x}\n", "", "not a number"},
+		{"named port", "spec:\n  containers:\n  - ports: [{name: probe-port, containerPort: 2381}]\n    startupProbe:\n      httpGet: {port: probe-port, path: /x}\n", "http://127.0.0.1:2381/x", ""},
+		{"named port not declared", "spec:\n  containers:\n  - ports: [{name: other, containerPort: 1}]\n    startupProbe:\n      httpGet: {port: probe-port, path: /x}\n", "", "names no port"},
+		{"port out of range", "spec:\n  containers:\n  - startupProbe:\n      httpGet: {port: 70000, path: /x}\n", "", "not a TCP port"},
 		{"exec probe only", "spec:\n  containers:\n  - livenessProbe:\n      exec: {command: ['true']}\n", "", "no HTTP probe"},
 		{"no container", "spec: {}\n", "", "no container"},
 		{"not yaml", "{{", "", "parsing"},
@@ -570,6 +589,28 @@ func TestProbeURL(t *testing.T) {
 		got, err := ProbeURL([]byte(tc.manifest))
 		if got != tc.want || (tc.err == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.err)) {
 			t.Errorf("%s: %q, %v; want %q, %q", tc.name, got, err, tc.want, tc.err)
+		}
+	}
+}
+
+// The manifests the real kubeadm (v1.37.2) wrote on a test-bed master:
+// every probe names its port "probe-port", declared among the
+// container's ports. Found on the bed: a numeric-only reading failed every
+// restart after a renewal.
+func TestProbeURLKubeadmManifests(t *testing.T) {
+	t.Parallel()
+	for name, want := range map[string]string{
+		"etcd.yaml":                    "http://127.0.0.1:2381/readyz",
+		"kube-apiserver.yaml":          "https://192.0.2.2:6443/livez",
+		"kube-controller-manager.yaml": "https://127.0.0.1:10257/healthz",
+		"kube-scheduler.yaml":          "https://127.0.0.1:10259/livez",
+	} {
+		b, err := os.ReadFile(filepath.Join("testdata", "manifests", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := ProbeURL(b); got != want || err != nil {
+			t.Errorf("%s: %q, %v; want %q", name, got, err, want)
 		}
 	}
 }
@@ -584,4 +625,70 @@ func FuzzProbeURL(f *testing.F) {
 			t.Errorf("URL %q", u)
 		}
 	})
+}
+
+// Whatever an error says, OneGate can store what is published of it.
+func FuzzCertsErrorText(f *testing.F) {
+	for _, s := range []string{"", "plain", "the probe's port \"probe-port\" is not a number", "a\r\nb\n[c], d\\e", "\x00\xff\u2028", strings.Repeat("\"", 500)} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		v := certsErrorText(errors.New(s))
+		if err := onegate.CheckValue(vmcontext.KeyPubCertsError, v); err != nil {
+			t.Fatalf("%q -> %q: %v", s, v, err)
+		}
+		if len(v) > 200+safetext.MarkLen {
+			t.Fatalf("%d bytes", len(v))
+		}
+	})
+}
+
+// After a renewal the next tick comes when the new leaves are due, not an
+// idle hour later: with leaves of an hour or less (ONEAPP_K8S_CERT_VALIDITY)
+// an hour's sleep would miss the next renewal. Found on the test bed: leaves
+// of 3m45s renewed at 2m15s before expiry, and serve's next look was due an
+// hour later.
+func TestCertsNextTickAfterRenewal(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name    string
+		renewTo time.Duration // the new leaves' expiry, from now
+		before  time.Duration
+		want    time.Duration
+	}{
+		{"leaves of 30 min, threshold 20 min", 30 * time.Minute, 20 * time.Minute, 10 * time.Minute},
+		{"leaves of 3m45s, threshold 2m15s", 3*time.Minute + 45*time.Second, 2*time.Minute + 15*time.Second, 90 * time.Second},
+		{"a year's leaves: the idle hour", 365 * 24 * time.Hour, DefaultCertRenewBefore, DefaultCertsEvery},
+	} {
+		clock := systemtest.NewClock(certsT0)
+		c, _, r, _ := newTestCerts(t, "m1", certsT0.Add(tc.before/2), fake.NewClientset(), clock)
+		c.Before, r.to = tc.before, certsT0.Add(tc.renewTo)
+		next, err := c.Tick(ctx)
+		if err != nil || r.calls != 1 {
+			t.Fatalf("%s: renewed %d times: %v", tc.name, r.calls, err)
+		}
+		if next != tc.want {
+			t.Errorf("%s: next tick in %s, want %s", tc.name, next, tc.want)
+		}
+	}
+}
+
+// Leaves issued for less than the threshold would be renewed on every
+// tick: the master renews and restarts once, then says why, published.
+func TestCertsLifetimeWithinThresholdIsLoud(t *testing.T) {
+	t.Parallel()
+	clock := systemtest.NewClock(certsT0)
+	c, _, r, og := newTestCerts(t, "m1", certsT0.Add(5*time.Minute), fake.NewClientset(), clock)
+	c.Before, r.to = 20*time.Minute, certsT0.Add(10*time.Minute)
+	_, err := c.Tick(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "within the renewal threshold 20m0s") {
+		t.Fatalf("err = %v", err)
+	}
+	if got := og.get(vmcontext.KeyPubCertsError); !strings.Contains(got, "due again at once") {
+		t.Errorf("published error %q", got)
+	}
+	if ok, _ := c.Root.Exists(CertsRestartFile); ok {
+		t.Error("the renewed certificates are not served: restart still pending")
+	}
 }

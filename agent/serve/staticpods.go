@@ -14,6 +14,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/yaml"
 
 	"github.com/onekube/onekube/agent/system"
@@ -203,9 +204,9 @@ func ProbeURL(manifest []byte) (string, error) {
 			continue
 		}
 		g := p.HTTPGet
-		port := g.Port.IntValue()
-		if port <= 0 || port > 65535 {
-			return "", fmt.Errorf("the probe's port %q is not a number", g.Port.String())
+		port, err := probePort(c, g.Port)
+		if err != nil {
+			return "", err
 		}
 		host := g.Host
 		if host == "" {
@@ -222,6 +223,30 @@ func ProbeURL(manifest []byte) (string, error) {
 		return scheme + "://" + net.JoinHostPort(host, strconv.Itoa(port)) + path, nil
 	}
 	return "", errors.New("the manifest has no HTTP probe to watch")
+}
+
+// probePort resolves a probe's port as the kubelet does (pkg/kubelet/
+// prober/prober.go, findPortByName): a number, or the name of one of the
+// container's ports. kubeadm names its probes' port "probe-port"
+// (constants.go ProbePort; phases/controlplane/manifests.go).
+func probePort(c corev1.Container, p intstr.IntOrString) (int, error) {
+	port := p.IntValue()
+	if p.Type == intstr.String {
+		port = 0
+		for _, cp := range c.Ports {
+			if cp.Name == p.StrVal {
+				port = int(cp.ContainerPort)
+				break
+			}
+		}
+		if port == 0 {
+			return 0, fmt.Errorf("the probe's port %q names no port of the container", p.StrVal)
+		}
+	}
+	if port <= 0 || port > 65535 {
+		return 0, fmt.Errorf("the probe's port %q is not a TCP port", p.String())
+	}
+	return port, nil
 }
 
 // httpHealth wants 200. The certificate is not verified, as in kubeadm's

@@ -88,3 +88,21 @@ func (b *Bed) SwitchDiag() string {
 	}
 	return out.String()
 }
+
+// DialContext connects from inside the VM's network namespace, so a test
+// reaches what listens on its loopback (the local balancer) as the VM's
+// own processes do.
+func (vm *VM) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	pid := vm.Pid()
+	if pid == 0 {
+		return nil, fmt.Errorf("VM %s is not running", vm.Spec.Name)
+	}
+	var c net.Conn
+	err := inNetns(pid, func() error {
+		var d net.Dialer
+		var err error
+		c, err = d.DialContext(ctx, network, addr)
+		return err
+	})
+	return c, err
+}

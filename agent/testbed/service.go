@@ -35,6 +35,9 @@ type ServiceOptions struct {
 	// NoServe masks onekube-serve.service on the masters, for tests that
 	// tamper with the join data it would otherwise publish again.
 	NoServe bool
+	// Context adds CONTEXT variables to every role's template_contents
+	// (after the bed's own), as an operator would in the VM templates.
+	Context map[string]string
 }
 
 // Service is flow's rendered service instantiated by the OneGate/OneFlow
@@ -85,7 +88,11 @@ func (b *Bed) StartService(o ServiceOptions) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	if tmpl, err = withContext(tmpl, environmentContext()); err != nil {
+	vars := environmentContext()
+	for k, v := range o.Context {
+		vars[k] = v
+	}
+	if tmpl, err = withContext(tmpl, vars); err != nil {
 		return nil, err
 	}
 	ctx, stop := context.WithCancel(context.Background())
