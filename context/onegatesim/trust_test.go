@@ -175,10 +175,14 @@ func TestSiblingPowers(t *testing.T) {
 			if r := act(101, "reboot"); r.status != 403 || r.body != "Action (reboot) is not allowed on this resource" {
 				t.Errorf("reboot = %d %q, want 403", r.status, r.body)
 			}
-			for _, a := range []string{"poweroff", "rename", "attachdisk", "resume", "undeploy"} {
+			for _, a := range []string{"poweroff", "attachdisk", "resume", "undeploy"} {
 				if r := act(101, a); r.status != 204 {
 					t.Errorf("%s = %d %q, want 204", a, r.status, r.body)
 				}
+			}
+			if r := h.do(req{method: "POST", path: "/vms/101/action", vm: 100,
+				body: `{"action":{"perform":"rename","params":"mine"}}`, ctype: "application/json"}); r.status != 204 {
+				t.Errorf("rename = %d %q, want 204", r.status, r.body)
 			}
 			if r := act(102, "terminate"); r.status != 204 {
 				t.Fatalf("terminate = %d %q", r.status, r.body)
@@ -295,6 +299,14 @@ func TestHostileSiblingActor(t *testing.T) {
 	}
 	if err := evil.Action(101, "poweroff"); err != nil {
 		t.Errorf("poweroff = %v", err)
+	}
+	// A powered-off VM puts the service in WARNING, where OneFlow refuses
+	// every scale; resuming it ends the WARNING (running_wd_cb).
+	if err := evil.Scale("worker", 3); !errors.As(err, &ref) || ref.Status != 400 {
+		t.Errorf("scale in WARNING = %v, want a 400 Refused", err)
+	}
+	if err := evil.Action(101, "resume"); err != nil {
+		t.Errorf("resume = %v", err)
 	}
 	if err := evil.Scale("worker", 3); err != nil {
 		t.Fatal(err)
