@@ -100,6 +100,9 @@ func Bootstrap(ctx context.Context, opts Options, deps Deps) error {
 		return err
 	} else if done {
 		log.Info("bootstrap already done, nothing to do", "sentinel", state.SentinelFile)
+		ictx, cancel := context.WithTimeout(ctx, reportTimeout)
+		identityAtBoot(ictx, opts, deps, log)
+		cancel()
 		notify.Status(PhaseDone)
 		return nil
 	}

@@ -17,11 +17,13 @@ const EtcHosts = "/etc/hosts"
 const hostsMarker = "# onekube node name"
 
 // setHostname makes the machine's hostname the node name and maps it in
-// /etc/hosts. one-context renames a VM only when its CONTEXT asks
-// (SET_HOSTNAME and friends, one-apps net-15-hostname), so otherwise every
+// /etc/hosts, after the VM's OpenNebula name (identity.go). one-context
+// renames a VM only when its CONTEXT asks (SET_HOSTNAME and friends,
+// one-apps net-15-hostname), so otherwise every
 // VM of the image has the same name; the node name comes from the VM's
 // identity, and the hostname is made to agree with it.
-func setHostname(_ context.Context, d Data) error {
+func setHostname(ctx context.Context, d Data) error {
+	checkIdentity(ctx, d) // identity.go: never fails the phase
 	name, addr := d.Config().NodeName, d.Config().Address
 	cur, err := d.Hostname().Get()
 	if err != nil {
