@@ -186,6 +186,14 @@ func Bootstrap(ctx context.Context, opts Options, deps Deps) error {
 	}
 	notify.Status(PhaseDone)
 	log.Info("bootstrap done", "kind", string(d.node.Kind), "adopted", d.node.Adopted)
+	// Masters and straight workers rename their VM after READY, off the
+	// critical path: a straight worker's READY follows its share of the
+	// start-up window, so these renames are as spread as its first
+	// requests were (issue 14). A none deployment's workers did in
+	// setHostname.
+	if !d.node.IdentityChecked {
+		checkIdentity(ctx, d)
+	}
 	return nil
 }
 

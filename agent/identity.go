@@ -101,11 +101,12 @@ func truncateID(s string) string {
 	return s
 }
 
-// checkIdentity is the identity check of a bootstrap run (the hostname
-// phase): the VM document discovery read gives the current name, so it
-// costs no read.
+// checkIdentity is the identity check of a bootstrap run: at its end, or
+// for a worker without a master hint in its start-up window. The VM
+// document discovery read gives the current name, so it costs no read.
 func checkIdentity(ctx context.Context, d Data) {
 	n := d.Node()
+	n.IdentityChecked = true
 	current := ""
 	if n.Self != nil {
 		current = n.Self.Name
