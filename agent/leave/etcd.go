@@ -20,7 +20,10 @@ type EtcdRemover interface {
 // etcdTimeout bounds the removal, which runs even after the drain used up
 // the budget: a departed master's member left behind is one vote etcd
 // can no longer get.
-const etcdTimeout = 20 * time.Second
+const (
+	etcdTimeout = 20 * time.Second
+	etcdRetry   = 2 * time.Second
+)
 
 // removeOwnMember is `kubeadm reset`'s remove-etcd-member phase
 // (cmd/kubeadm/app/cmd/phases/reset/removeetcdmember.go →
@@ -38,7 +41,22 @@ func removeOwnMember(ctx context.Context, o Options, res *Result) {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), etcdTimeout)
 	defer cancel()
-	err := o.Etcd.RemoveMember(ctx, o.EtcdPeer)
+	var err error
+	for {
+		// etcd refuses a reconfiguration while a member it keeps has not
+		// been connected for 5 s ("unhealthy cluster",
+		// --strict-reconfig-check), and a slow member times out: try
+		// again within the timeout; a quorum refusal is final.
+		err = o.Etcd.RemoveMember(ctx, o.EtcdPeer)
+		if err == nil || errors.Is(err, etcdm.ErrQuorum) || ctx.Err() != nil {
+			break
+		}
+		o.Log.Info("etcd member removal failed; trying again", "error", err)
+		select {
+		case <-ctx.Done():
+		case <-time.After(etcdRetry):
+		}
+	}
 	switch {
 	case err == nil:
 		res.EtcdRemoved = true
