@@ -100,6 +100,9 @@ func Bootstrap(ctx context.Context, opts Options, deps Deps) error {
 		return err
 	} else if done {
 		log.Info("bootstrap already done, nothing to do", "sentinel", state.SentinelFile)
+		ictx, cancel := context.WithTimeout(ctx, reportTimeout)
+		identityAtBoot(ictx, opts, deps, log)
+		cancel()
 		notify.Status(PhaseDone)
 		return nil
 	}
@@ -183,6 +186,14 @@ func Bootstrap(ctx context.Context, opts Options, deps Deps) error {
 	}
 	notify.Status(PhaseDone)
 	log.Info("bootstrap done", "kind", string(d.node.Kind), "adopted", d.node.Adopted)
+	// Masters and straight workers rename their VM after READY, off the
+	// critical path: a straight worker's READY follows its share of the
+	// start-up window, so these renames are as spread as its first
+	// requests were (issue 14). A none deployment's workers did in
+	// setHostname.
+	if !d.node.IdentityChecked {
+		checkIdentity(ctx, d)
+	}
 	return nil
 }
 

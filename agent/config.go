@@ -76,6 +76,8 @@ type Node struct {
 	// MasterHint is set when MasterIDs is the context's MasterVMID alone,
 	// which discovery found in the master role.
 	MasterHint bool
+	// IdentityChecked: this run renamed the VM if needed (identity.go).
+	IdentityChecked bool
 	// RoleMasters is the master role as discovery's read of the service
 	// listed it.
 	RoleMasters []int

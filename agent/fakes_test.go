@@ -35,6 +35,7 @@ type fakeOneGate struct {
 	service onegate.Service
 	updates [][]onegate.KV
 	erased  []string
+	actions []string // "<vmid> <perform> <params>", as Action received them
 	calls   map[string]int
 	// fail, when set, may fail a call (op is "GetVM", "GetVMByID",
 	// "GetService", "UpdateVM", "EraseVMKey"; n counts calls of op from 1).
@@ -151,6 +152,31 @@ func (f *fakeOneGate) EraseVMKey(_ context.Context, key string) error {
 }
 
 // ut returns a VM's user template value.
+// Action is POST /vms/:id/action as OneGate answers a valid request: only
+// rename changes the fake.
+func (f *fakeOneGate) Action(_ context.Context, vmID int, perform string, params map[string]string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.call("Action"); err != nil {
+		return err
+	}
+	if _, err := onegate.ActionBody(perform, params); err != nil {
+		return err
+	}
+	f.actions = append(f.actions, fmt.Sprintf("%d %s %v", vmID, perform, params))
+	if vm := f.vms[vmID]; vm != nil && perform == onegate.ActionRename {
+		vm.Name = params[onegate.ParamName]
+	}
+	return nil
+}
+
+// ScaleRole is PUT /service/role/:role; the fake only counts it.
+func (f *fakeOneGate) ScaleRole(context.Context, string, int) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.call("ScaleRole")
+}
+
 func (f *fakeOneGate) ut(id int, key string) string {
 	f.mu.Lock()
 	defer f.mu.Unlock()

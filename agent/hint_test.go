@@ -15,7 +15,8 @@ import (
 // the master's VM ID (straight deployment, master READY) joins on four
 // OneGate requests: its own VM, the named master, the short service
 // document once (to confirm that master is in the master role, issue 18)
-// and its report. Flat in the cluster's size but for that document.
+// and its report, plus a fifth: its rename to its node name (issue 22,
+// identity.go). Flat in the cluster's size but for that document.
 func TestStraightWorkerReadsTheServiceOnce(t *testing.T) {
 	og := newService(8, []int{3}, []int{8, 9})
 	og.publishMasterData(3, goodToken, goodHash)
@@ -28,7 +29,7 @@ func TestStraightWorkerReadsTheServiceOnce(t *testing.T) {
 	if h.kadm.count("join") != 1 {
 		t.Fatalf("joined %d times", h.kadm.count("join"))
 	}
-	want := map[string]int{"GetVM": 1, "GetVMByID": 1, "GetService": 1, "UpdateVM": 1}
+	want := map[string]int{"GetVM": 1, "GetVMByID": 1, "GetService": 1, "UpdateVM": 1, "Action": 1}
 	for op, n := range og.calls {
 		if want[op] != n {
 			t.Errorf("%s called %d times, want %d (all: %v)", op, n, want[op], og.calls)

@@ -21,7 +21,15 @@ const hostsMarker = "# onekube node name"
 // (SET_HOSTNAME and friends, one-apps net-15-hostname), so otherwise every
 // VM of the image has the same name; the node name comes from the VM's
 // identity, and the hostname is made to agree with it.
-func setHostname(_ context.Context, d Data) error {
+func setHostname(ctx context.Context, d Data) error {
+	if n := d.Node(); n.Kind == KindWorker && !n.MasterHint {
+		// A worker of a none deployment renames its VM now (identity.go),
+		// in its share of the start-up window (startWindow counts the
+		// request): the READYs of those workers come in the same
+		// seconds. The others do after their READY, a straight worker's
+		// following its share of that window.
+		checkIdentity(ctx, d)
+	}
 	name, addr := d.Config().NodeName, d.Config().Address
 	cur, err := d.Hostname().Get()
 	if err != nil {

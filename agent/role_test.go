@@ -222,4 +222,8 @@ func TestRoleComesFromTheServiceDocumentThroughOneGate(t *testing.T) {
 	if h.kadm.count("join") != 1 || h.kadm.count("init") != 0 || sim.UserTemplate(worker.ID)[vmcontext.KeyPubNodeName] != want {
 		t.Errorf("kubeadm calls %v, node name %q, want a join as %s", h.kadm.calls, sim.UserTemplate(worker.ID)[vmcontext.KeyPubNodeName], want)
 	}
+	// Identity (issue 22): OpenNebula's name for the VM is now its node's.
+	if v, _ := sim.VM(worker.ID); v.Name != want {
+		t.Errorf("the simulated VM is named %q, want its node name %s", v.Name, want)
+	}
 }

@@ -32,12 +32,14 @@ func contextWorker(v vmcontext.Vars) bool {
 // makes three requests before its join (GET /vm, GET /vms/:id, and
 // GET /service to confirm that VM is in the master role: hint.go), not
 // four, and needs three quarters of the window for the same load; in a
-// straight deployment every second of it is on the time to ready.
+// straight deployment every second of it is on the time to ready. One
+// without the hint also renames its VM in the window (identity.go): five
+// requests, five quarters of it, while its master initialises.
 func startWindow(spread time.Duration, hinted bool) time.Duration {
 	if hinted {
 		return spread * 3 / 4
 	}
-	return spread
+	return spread * 5 / 4
 }
 
 // spreadStart sleeps this VM's share of the start-up window.

@@ -194,7 +194,8 @@ func CheckRemoval(members []Member, peerIP netip.Addr) error {
 }
 
 // RemoveMember removes every member whose peer address is peerIP, after
-// CheckRemoval; no such member is no error. It returns a *QuorumError
+// CheckRemoval; no such member is no error. The client then talks to the
+// other members only. It returns a *QuorumError
 // (errors.Is ErrQuorum) when the removal would break quorum.
 func (c *Client) RemoveMember(ctx context.Context, peerIP netip.Addr) error {
 	members, err := c.Members(ctx)
@@ -212,6 +213,19 @@ func (c *Client) RemoveMember(ctx context.Context, peerIP netip.Addr) error {
 	}
 	if err := CheckRemoval(members, peerIP.Unmap()); err != nil {
 		return err
+	}
+	// Never through a member being removed: it stops as soon as the
+	// removal commits, and answers "server stopped" to a removal that
+	// succeeded (a master removing its own member). The others are asked,
+	// as kubeadm's client asks every member (util/etcd NewFromCluster).
+	var others []string
+	for _, m := range members {
+		if m.PeerIP() != peerIP.Unmap() && m.Started {
+			others = append(others, m.ClientURLs...)
+		}
+	}
+	if len(others) > 0 {
+		c.c.SetEndpoints(others...)
 	}
 	for _, m := range doomed {
 		rctx, cancel := context.WithTimeout(ctx, callTimeout)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/netip"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -41,6 +42,10 @@ type Options struct {
 	Budget     time.Duration
 	EvictRetry time.Duration
 	Log        *slog.Logger
+	// Etcd, on a master (kubeadm's stacked etcd manifest is on its disk),
+	// removes etcd members; EtcdPeer is this master's peer address.
+	Etcd     EtcdRemover
+	EtcdPeer netip.Addr
 }
 
 // Result says what a leave did.
@@ -51,10 +56,28 @@ type Result struct {
 	NodeDeleted bool
 	// Left says what is left to the acting master's clean-up, if anything.
 	Left string
+	// EtcdRemoved: this master's etcd member was removed. EtcdKept says
+	// why it was not, when it should have been.
+	EtcdRemoved bool
+	EtcdKept    string
 }
 
-// Run takes the node out of the cluster as Mode says.
+// Run takes the node out of the cluster as Mode says. A terminating
+// master also removes its own etcd member (etcd.go), whatever became of
+// the drain: its VM is going either way.
 func Run(ctx context.Context, o Options) (Result, error) {
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	res, err := drainNode(ctx, o)
+	if o.Mode == ModeTerminate && o.Etcd != nil {
+		removeOwnMember(ctx, o, &res)
+	}
+	return res, err
+}
+
+// drainNode cordons, drains and (terminate, a worker) deletes the Node.
+func drainNode(ctx context.Context, o Options) (Result, error) {
 	var res Result
 	if o.Mode == ModeNone {
 		return res, nil

@@ -54,6 +54,7 @@ type Service struct {
 	vms     map[int]*VM
 	runs    map[int][]*AgentRun
 	daemons map[string]*AgentRun // "<vmid>/<lb|serve>"
+	leaves  map[int][]string     // the output of each leave (service_power.go)
 	wg      sync.WaitGroup
 	ctx     context.Context
 	stop    context.CancelFunc
@@ -96,13 +97,15 @@ func (b *Bed) StartService(o ServiceOptions) (*Service, error) {
 		return nil, err
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	s := &Service{Bed: b, Sim: onegatesim.New(sim), o: o, vms: map[int]*VM{}, runs: map[int][]*AgentRun{}, ctx: ctx, stop: stop}
+	s := &Service{Bed: b, Sim: onegatesim.New(sim), o: o, vms: map[int]*VM{}, runs: map[int][]*AgentRun{}, leaves: map[int][]string{}, ctx: ctx, stop: stop}
 	if err := b.InSwitch(func() error { _, err := s.Sim.Start(); return err }); err != nil {
 		stop()
 		return nil, fmt.Errorf("serving OneGate on the switch: %w", err)
 	}
 	s.Sim.OnVMCreated(s.launch)
 	s.Sim.OnDiskChange(s.plugDisks)
+	s.Sim.OnVMShutdown(s.acpi)
+	s.Sim.OnVMPower(s.power)
 	if s.ID, err = s.Sim.Instantiate(tmpl, merge); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("instantiating: %w", err)

@@ -2,15 +2,20 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
+	"net/netip"
+	"net/url"
 	"os"
 	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/onekube/onekube/agent/etcdm"
 	"github.com/onekube/onekube/agent/gate"
 	"github.com/onekube/onekube/agent/leave"
 	"github.com/onekube/onekube/agent/state"
@@ -115,15 +120,29 @@ func runLeave(ctx context.Context, f leaveFlags, stdout io.Writer, log *slog.Log
 		return nil
 	}
 	log.Info("leaving", "mode", mode, "why", why)
-	res, err := leave.Run(ctx, leave.Options{Client: cs, Node: node, Mode: mode, Budget: f.budget, Log: log})
+	opts := leave.Options{Client: cs, Node: node, Mode: mode, Budget: f.budget, Log: log}
+	if mode == leave.ModeTerminate {
+		ec, peer, err := ownEtcd(root)
+		switch {
+		case err != nil:
+			log.Warn("this master's etcd member cannot be removed", "error", err)
+		case ec != nil:
+			defer func() { _ = ec.Close() }()
+			opts.Etcd, opts.EtcdPeer = ec, peer
+		}
+	}
+	res, err := leave.Run(ctx, opts)
 	if res.Left != "" {
 		log.Warn("left to the acting master", "what", res.Left)
+	}
+	if res.EtcdKept != "" {
+		log.Warn("etcd member kept", "why", res.EtcdKept)
 	}
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "node %s: mode %s, cordoned %t, %d pods evicted, %d left in place, node deleted %t\n",
-		node, mode, res.Cordoned, res.Evicted, len(res.Skipped), res.NodeDeleted)
+	fmt.Fprintf(stdout, "node %s: mode %s, cordoned %t, %d pods evicted, %d left in place, node deleted %t, etcd member removed %t\n",
+		node, mode, res.Cordoned, res.Evicted, len(res.Skipped), res.NodeDeleted, res.EtcdRemoved)
 	return nil
 }
 
@@ -151,4 +170,29 @@ func leaveMode(ctx context.Context, f leaveFlags, root system.Root) (leave.Mode,
 	}
 	mode, why := leave.ModeFor(vm)
 	return mode, why, nil
+}
+
+// ownEtcd is this master's stacked etcd member, from the manifest kubeadm
+// wrote on its disk: a client and the member's peer address (the host of
+// its advertised client URL: kubeadm advertises both on the node's
+// advertise address, phases/etcd GetEtcdPodSpec). nil without a manifest
+// (a worker).
+func ownEtcd(root system.Root) (*etcdm.Client, netip.Addr, error) {
+	cfg, err := etcdm.FromManifest(root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, netip.Addr{}, nil
+	}
+	if err != nil {
+		return nil, netip.Addr{}, err
+	}
+	u, err := url.Parse(cfg.Endpoints[0])
+	if err != nil {
+		return nil, netip.Addr{}, err
+	}
+	peer, err := netip.ParseAddr(u.Hostname())
+	if err != nil {
+		return nil, netip.Addr{}, fmt.Errorf("the etcd manifest advertises %s, not an address", cfg.Endpoints[0])
+	}
+	ec, err := etcdm.New(cfg)
+	return ec, peer.Unmap(), err
 }

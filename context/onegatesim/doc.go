@@ -27,7 +27,13 @@
 // before the scale and action routes read them. With
 // Options.ShutdownTimeout, scale-down is OpenNebula's soft terminate
 // (shutdown.go: LCM_STATE SHUTDOWN, a guest hook, DONE on power-off or at
-// the timeout), and TerminateHard drops a VM at once. Faults (latency, 5xx,
+// the timeout), and TerminateHard drops a VM at once. VMs have oned's
+// states: terminate, poweroff (soft or hard), resume and rename through
+// OneGate or Act change them as oned does, OnVMPower tells the harness
+// when a guest must be cut off or booted, SetLCMState plays UNKNOWN and
+// the *_FAILURE states, and OneFlow's watchdog answers them (vmstate.go:
+// WARNING, which refuses every scale; a DONE VM dropped and the
+// cardinality lowered). Faults (latency, 5xx,
 // dropped connections, a VM with a wrong token) can be injected while it
 // runs, and every request is counted per VM. Sim.Hostile scripts a VM in an
 // attacker's hands (sibling writes and erases, actions, scaling, extended

@@ -19,6 +19,7 @@ const (
 	EventVMErased       EventKind = "vm-erased"
 	EventVMReady        EventKind = "vm-ready"
 	EventVMAction       EventKind = "vm-action"
+	EventVMState        EventKind = "vm-state" // Detail: the new state, as oned names it
 	EventRoleState      EventKind = "role-state"
 	EventServiceState   EventKind = "service-state"
 	EventScale          EventKind = "scale"

@@ -119,8 +119,9 @@ func (s *Sim) scaleRole(r *http.Request, src *vm, roleName string, body []byte) 
 	return reply{status: http.StatusOK}
 }
 
-// vmActions are the actions the server knows; the simulator gives effect
-// only to those that end the VM.
+// vmActions are the actions the server knows (perform_action). terminate,
+// poweroff, resume and rename change the simulated VM as oned would
+// (vmaction.go); the others are accepted and do nothing.
 var vmActions = map[string]bool{
 	"deploy": true, "hold": true, "livemigrate": true, "migrate": true, "resume": true,
 	"release": true, "stop": true, "suspend": true, "saveas": true, "snapshot_create": true,
@@ -164,13 +165,31 @@ func (s *Sim) action(r *http.Request, v *vm, body []byte) reply {
 		return s.halt500(name + " action not  available for this resource")
 	}
 	s.record(EventVMAction, v.svc.id, v.id, v.role.spec.name, "perform="+name)
+	// perform_action passes action_hash['params'] to OCA as it is:
+	// terminate(params), poweroff(params) take it as `hard`, so any
+	// value but null and false (even {} or "no") makes them hard, which
+	// is what the onegate CLI's --hard sends ("params": true). delete is
+	// terminate(true); rename(params) takes it as the name.
+	params, _ := rubyIndex(act, "params")
+	var err error
 	switch name {
-	case "terminate", "delete", "shutdown":
-		s.removeVM(v)
-		s.advance(v.svc)
+	case "terminate", "shutdown", "poweroff":
+		if name == "shutdown" {
+			name = "terminate"
+		}
+		err = s.vmAction(v, name, truthy(params))
+	case "delete":
+		err = s.vmAction(v, "terminate", true)
+	case "resume":
+		err = s.vmAction(v, name, false)
 	case "attachdisk", "detachdisk":
-		params, _ := rubyIndex(act, "params")
 		return s.diskAction(v, name, params)
+	case "rename":
+		err = s.rename(v, params)
+	}
+	if err != nil {
+		s.o.Logf("onegatesim: %s on VM %d refused: %v", name, v.id, err)
+		return s.halt500(err.Error()) // perform_action: halt 500, rc.message
 	}
 	return reply{status: http.StatusNoContent}
 }

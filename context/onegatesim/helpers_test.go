@@ -25,6 +25,10 @@ type harness struct {
 	t   *testing.T
 	sim *Sim
 	url string
+	// hc is the server's own client: another test's httptest.Server.Close
+	// closes http.DefaultTransport's idle connections, which broke
+	// parallel tests' requests ("CloseIdleConnections called").
+	hc *http.Client
 }
 
 func newHarness(t *testing.T, o Options) *harness {
@@ -45,7 +49,7 @@ func newHarness(t *testing.T, o Options) *harness {
 			t.Errorf("closing sim: %v", err)
 		}
 	})
-	return &harness{t: t, sim: s, url: srv.URL}
+	return &harness{t: t, sim: s, url: srv.URL, hc: srv.Client()}
 }
 
 func readFile(t *testing.T, name string) []byte {
@@ -100,7 +104,7 @@ func (h *harness) do(r req) resp {
 	if r.ctype != "" {
 		hr.Header.Set("Content-Type", r.ctype)
 	}
-	res, err := http.DefaultClient.Do(hr)
+	res, err := h.hc.Do(hr)
 	if err != nil {
 		h.t.Fatalf("%s %s: %v", r.method, r.path, err)
 	}

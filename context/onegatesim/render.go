@@ -83,7 +83,7 @@ func (s *Sim) vmHash(v *vm) obj {
 	return obj{{"VM", obj{
 		{"NAME", v.name},
 		{"ID", strconv.Itoa(v.id)},
-		{"STATE", "3"},
+		{"STATE", strconv.Itoa(v.vmState())},
 		{"LCM_STATE", strconv.Itoa(v.lcmState())},
 		{"USER_TEMPLATE", userTemplateJSON(v.user, true)},
 		{"TEMPLATE", tmpl},
@@ -132,7 +132,7 @@ func (s *Sim) fullVMHash(v *vm) obj {
 			{"GROUP_U", "0"}, {"GROUP_M", "0"}, {"GROUP_A", "0"},
 			{"OTHER_U", "0"}, {"OTHER_M", "0"}, {"OTHER_A", "0"},
 		}},
-		{"LAST_POLL", stime}, {"STATE", "3"}, {"LCM_STATE", strconv.Itoa(v.lcmState())},
+		{"LAST_POLL", stime}, {"STATE", strconv.Itoa(v.vmState())}, {"LCM_STATE", strconv.Itoa(v.lcmState())},
 		{"PREV_STATE", "3"}, {"PREV_LCM_STATE", "3"}, {"RESCHED", "0"},
 		{"STIME", stime}, {"ETIME", "0"}, {"DEPLOY_ID", "one-" + strconv.Itoa(v.id)},
 		{"MONITORING", obj{}},

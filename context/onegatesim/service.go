@@ -13,13 +13,14 @@ const (
 	statePending         = 0
 	stateDeploying       = 1
 	stateRunning         = 2
+	stateWarning         = 4
 	stateFailedDeploying = 7
 	stateScaling         = 8
 	stateCooldown        = 10
 )
 
 var stateNames = map[int]string{
-	statePending: "PENDING", stateDeploying: "DEPLOYING", stateRunning: "RUNNING",
+	statePending: "PENDING", stateDeploying: "DEPLOYING", stateRunning: "RUNNING", stateWarning: "WARNING",
 	stateFailedDeploying: "FAILED_DEPLOYING", stateScaling: "SCALING", stateCooldown: "COOLDOWN",
 }
 
@@ -120,12 +121,19 @@ func (s *Sim) advance(svc *service) {
 			}
 		}
 	}
+	was := watched(svc)
 	s.setServiceState(svc, deriveServiceState(svc))
+	if !was && watched(svc) {
+		s.rewatch(svc)
+	}
 }
 
 func deriveServiceState(svc *service) int {
 	if svc.state == stateFailedDeploying {
 		return stateFailedDeploying
+	}
+	if svc.state == stateWarning {
+		return stateWarning // only the watchdog leaves it (running_wd_cb)
 	}
 	st := stateRunning
 	for _, r := range svc.roles {
@@ -261,6 +269,9 @@ func (s *Sim) scale(svc *service, roleName string, n int) error {
 	old := len(r.nodes)
 	r.cardinality = n
 	s.setRoleState(svc, r, stateScaling)
+	// scale_action stops watching the service first (@wd.remove_service):
+	// the VMs it terminates are not done_wd_cb's.
+	s.setServiceState(svc, stateScaling)
 	if n > old {
 		s.grow(svc, r, n-old)
 	} else {
@@ -278,9 +289,9 @@ func limitText(n int) string {
 	return strconv.Itoa(n)
 }
 
-// removeVM deletes a VM: it leaves its role, its token stops working and
-// its address returns to the pool. Callers hold s.mu.
-func (s *Sim) removeVM(v *vm) {
+// dropNode takes a DONE VM out of its role (scaledown_cb, done_wd_cb).
+// Callers hold s.mu.
+func (s *Sim) dropNode(v *vm) {
 	r := v.role
 	for i, n := range r.nodes {
 		if n == v {
@@ -288,8 +299,6 @@ func (s *Sim) removeVM(v *vm) {
 			break
 		}
 	}
-	delete(s.vms, v.id)
-	delete(s.usedIPs, v.nic.ip)
 	s.record(EventVMRemoved, v.svc.id, v.id, r.spec.name, "")
 }
 

@@ -2,7 +2,6 @@ package onegatesim
 
 import (
 	"fmt"
-	"time"
 )
 
 // LCM states the simulator shows (OpenNebula include/VirtualMachine.h).
@@ -20,54 +19,20 @@ const (
 // leaves SCALING. The guest's side (systemd stopping units) is the
 // harness's: it runs from OnVMShutdown and ends with PoweredOff.
 
-// shrink terminates the oldest VMs above cardinality n. Callers hold s.mu.
+// shrink terminates the oldest VMs above cardinality n (Role#shutdown,
+// nodes[0..n-1]), with OneFlow's default shutdown_action, a soft
+// terminate. Callers hold s.mu.
 func (s *Sim) shrink(r *role, n int) {
-	if s.o.ShutdownTimeout <= 0 {
-		for len(r.nodes) > n {
-			s.removeVM(r.nodes[0])
-		}
-		return
-	}
+	var victims []*vm
 	for _, v := range r.nodes[:max(len(r.nodes)-n, 0)] {
-		if v.lcm != lcmShutdown {
-			s.softTerminate(v)
+		if !v.scaledown {
+			v.scaledown = true // all marked first: the role waits for each
+			victims = append(victims, v)
 		}
 	}
-}
-
-// softTerminate starts a VM's shutdown. Callers hold s.mu.
-func (s *Sim) softTerminate(v *vm) {
-	v.lcm = lcmShutdown
-	s.record(EventVMAction, v.svc.id, v.id, v.role.spec.name, "soft terminate: LCM_STATE SHUTDOWN, ACPI shutdown sent")
-	info := v.info()
-	for _, f := range s.shutdownHooks {
-		s.hookWG.Add(1)
-		go func() {
-			defer s.hookWG.Done()
-			f(info)
-		}()
+	for _, v := range victims {
+		s.softShutdown(v, lcmShutdown)
 	}
-	id := v.id
-	t := time.AfterFunc(s.o.ShutdownTimeout, func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if s.closed {
-			return
-		}
-		if v := s.vms[id]; v != nil && v.lcm == lcmShutdown {
-			s.record(EventVMAction, v.svc.id, id, v.role.spec.name, fmt.Sprintf("SHUTDOWN_TIMEOUT %s passed: destroyed", s.o.ShutdownTimeout))
-			s.destroy(v)
-		}
-	})
-	s.timers = append(s.timers, t)
-}
-
-// destroy ends a VM (EPILOG, DONE): OneFlow drops it from its role.
-// Callers hold s.mu.
-func (s *Sim) destroy(v *vm) {
-	svc := v.svc
-	s.removeVM(v)
-	s.advance(svc)
 }
 
 // OnVMShutdown registers f to be called, in a goroutine of its own, for
@@ -80,7 +45,8 @@ func (s *Sim) OnVMShutdown(f func(VMInfo)) {
 }
 
 // PoweredOff is the guest of a shutting-down VM powering off: it is
-// destroyed now rather than at the timeout.
+// destroyed (terminate) or powered off (poweroff) now rather than at the
+// timeout.
 func (s *Sim) PoweredOff(vmid int) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -88,18 +54,24 @@ func (s *Sim) PoweredOff(vmid int) error {
 	if v == nil {
 		return fmt.Errorf("VM %d does not exist", vmid)
 	}
-	if v.lcm != lcmShutdown {
+	end := vmDone
+	switch v.lcmState() {
+	case lcmShutdown:
+	case lcmShutdownPoweroff:
+		end = vmPoweroff
+	default:
 		return fmt.Errorf("VM %d is not shutting down", vmid)
 	}
-	s.record(EventVMAction, v.svc.id, vmid, v.role.spec.name, "guest powered off: destroyed")
-	s.destroy(v)
+	s.record(EventVMAction, v.svc.id, vmid, v.role.spec.name, "guest powered off")
+	s.finish(v, end)
 	return nil
 }
 
 // TerminateHard is `onevm terminate --hard` by an operator (or a host
-// that died and a VM that was deleted): no guest shutdown, the VM is gone
-// at once, and OneFlow lowers the role's cardinality by one
-// (LifeCycleManager#done_wd_cb).
+// that died and a VM that was deleted): no guest shutdown, the VM is DONE
+// at once, and OneFlow's watchdog drops it and lowers the role's
+// cardinality by one (LifeCycleManager#done_wd_cb), at once if it watches
+// the service, else when it watches it again.
 func (s *Sim) TerminateHard(vmid int) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -107,13 +79,8 @@ func (s *Sim) TerminateHard(vmid int) error {
 	if v == nil {
 		return fmt.Errorf("VM %d does not exist", vmid)
 	}
-	r := v.role
-	s.record(EventVMAction, v.svc.id, vmid, r.spec.name, "perform=terminate-hard")
-	if r.cardinality > 0 {
-		r.cardinality--
-	}
-	s.destroy(v)
-	return nil
+	s.record(EventVMAction, v.svc.id, vmid, v.role.spec.name, "perform=terminate-hard")
+	return s.vmAction(v, "terminate", true)
 }
 
 // LCMState is a VM's LCM_STATE as OneGate shows it, 0 for no such VM.
@@ -128,7 +95,7 @@ func (s *Sim) LCMState(vmid int) int {
 
 func shuttingDown(r *role) bool {
 	for _, v := range r.nodes {
-		if v.lcm == lcmShutdown {
+		if v.scaledown {
 			return true
 		}
 	}

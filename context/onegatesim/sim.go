@@ -40,6 +40,7 @@ type Sim struct {
 	// shutdownHooks run for each soft terminate (shutdown.go); hookWG
 	// counts those running, which Close waits for.
 	shutdownHooks []func(VMInfo)
+	powerHooks    []func(VMInfo, Power) // vmaction.go
 	hookWG        sync.WaitGroup
 	owner         ownerState // owner.go
 	notifyQ       []VMInfo

@@ -176,10 +176,14 @@ func TestSiblingPowers(t *testing.T) {
 				t.Errorf("reboot = %d %q, want 403", r.status, r.body)
 			}
 			// attachdisk on a sibling: TestDiskHotplug (it needs an image).
-			for _, a := range []string{"poweroff", "rename", "resume", "undeploy"} {
+			for _, a := range []string{"poweroff", "resume", "undeploy"} {
 				if r := act(101, a); r.status != 204 {
 					t.Errorf("%s = %d %q, want 204", a, r.status, r.body)
 				}
+			}
+			if r := h.do(req{method: "POST", path: "/vms/101/action", vm: 100,
+				body: `{"action":{"perform":"rename","params":"mine"}}`, ctype: "application/json"}); r.status != 204 {
+				t.Errorf("rename = %d %q, want 204", r.status, r.body)
 			}
 			if r := act(102, "terminate"); r.status != 204 {
 				t.Fatalf("terminate = %d %q", r.status, r.body)
@@ -296,6 +300,14 @@ func TestHostileSiblingActor(t *testing.T) {
 	}
 	if err := evil.Action(101, "poweroff"); err != nil {
 		t.Errorf("poweroff = %v", err)
+	}
+	// A powered-off VM puts the service in WARNING, where OneFlow refuses
+	// every scale; resuming it ends the WARNING (running_wd_cb).
+	if err := evil.Scale("worker", 3); !errors.As(err, &ref) || ref.Status != 400 {
+		t.Errorf("scale in WARNING = %v, want a 400 Refused", err)
+	}
+	if err := evil.Action(101, "resume"); err != nil {
+		t.Errorf("resume = %v", err)
 	}
 	if err := evil.Scale("worker", 3); err != nil {
 		t.Fatal(err)

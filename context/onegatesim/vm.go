@@ -31,19 +31,14 @@ type vm struct {
 	// contained READY=YES (OneFlow's one.vm.update subscription).
 	readyEvent bool
 	readySeen  bool // the vm-ready event was recorded
-	// lcm is LCM_STATE: 0 (zero value) reads as RUNNING; SHUTDOWN while a
-	// soft terminate runs (shutdown.go).
-	lcm int
+	// state and lcm are STATE and LCM_STATE (vmstate.go); the zero
+	// values read as ACTIVE and RUNNING.
+	state, lcm int
+	// done: DONE, gone from s.vms; its role lists it until OneFlow drops
+	// it. scaledown: a scale-down is terminating it.
+	done, scaledown bool
 	// disks are the hot-plugged disks (disks.go).
 	disks []Disk
-}
-
-// lcmState is the VM's LCM_STATE as OneGate shows it.
-func (v *vm) lcmState() int {
-	if v.lcm == 0 {
-		return lcmRunning
-	}
-	return v.lcm
 }
 
 // VMInfo describes a simulated VM to tests.

@@ -47,6 +47,9 @@ type ControlPlaneReport struct {
 	EtcdError string
 	// ActingVM published the members (0: none acts).
 	ActingVM int
+	// Quorum judges the members against the VMs' states (quorum.go); nil
+	// without a member list.
+	Quorum *EtcdQuorum
 }
 
 // Member is one etcd member.
@@ -102,6 +105,7 @@ func controlPlane(rows []Row) *ControlPlaneReport {
 		}
 		sort.SliceStable(cp.Members, func(i, j int) bool { return cp.Members[i].VM < cp.Members[j].VM })
 	}
+	cp.Quorum = quorumOf(cp, masters)
 	return cp
 }
 
@@ -176,5 +180,9 @@ func writeControlPlane(b *strings.Builder, r Report) {
 	}
 	if cp.EtcdError != "" {
 		fmt.Fprintf(b, "  etcd: %s\n", truncate(cell(cp.EtcdError), 2*maxError))
+	}
+	if q := cp.Quorum; q != nil && q.Lost {
+		fmt.Fprintf(b, "  ETCD HAS LOST QUORUM: %d of %d voting members healthy; the control plane can change nothing\n", q.Healthy, q.Voters)
+		fmt.Fprintf(b, "  way back: %s\n", WayBack)
 	}
 }

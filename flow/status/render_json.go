@@ -48,6 +48,15 @@ type jsonControlPlane struct {
 	ActingVM      int          `json:"acting_vm"`
 	Etcd          []jsonMember `json:"etcd"`
 	EtcdError     string       `json:"etcd_error"`
+	// EtcdQuorum is absent without a member list (quorum.go).
+	EtcdQuorum *jsonQuorum `json:"etcd_quorum,omitempty"`
+}
+
+type jsonQuorum struct {
+	Voters  int    `json:"voters"`
+	Healthy int    `json:"healthy"`
+	Lost    bool   `json:"lost"`
+	WayBack string `json:"way_back,omitempty"`
 }
 
 type jsonMember struct {
@@ -122,6 +131,12 @@ func WriteJSON(w io.Writer, r Report) error {
 		out.ControlPlane = &jsonControlPlane{Endpoint: cp.Endpoint, InitialisedBy: cp.InitialisedBy, ActingVM: cp.ActingVM, Etcd: []jsonMember{}, EtcdError: cp.EtcdError}
 		for _, m := range cp.Members {
 			out.ControlPlane.Etcd = append(out.ControlPlane.Etcd, jsonMember(m))
+		}
+		if q := cp.Quorum; q != nil {
+			out.ControlPlane.EtcdQuorum = &jsonQuorum{Voters: q.Voters, Healthy: q.Healthy, Lost: q.Lost}
+			if q.Lost {
+				out.ControlPlane.EtcdQuorum.WayBack = WayBack
+			}
 		}
 	}
 	enc := json.NewEncoder(w)

@@ -12,16 +12,18 @@ import (
 // onegate-server.conf turns off (:update_by_id:, :action_by_id:,
 // :change_cardinality: false): a 1 master + 2 worker service deploys with
 // every VM READY, and the master publishes what its probe found. With the
-// default conf the probe finds both doors open.
+// default conf the probe finds both doors open. Each VM's rename of itself
+// to its node name (issue 22) is refused there (a warning), done here.
 func TestHardenedOneGate(t *testing.T) {
 	for _, c := range []struct {
 		name     string
 		deny     []string
 		exposure string
 		probes   int // the master's PUT /vms/:id answered 403
+		renamed  bool
 	}{
-		{"hardened", onegatesim.HardenedDeny(), "restricted-bypass=yes update_by_id=no", 1},
-		{"default", nil, "restricted-bypass=yes update_by_id=yes", 0},
+		{"hardened", onegatesim.HardenedDeny(), "restricted-bypass=yes update_by_id=no", 1, false},
+		{"default", nil, "restricted-bypass=yes update_by_id=yes", 0, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cl := startCluster(t, simcluster.Options{Workers: 2, Deployment: "straight", Sim: onegatesim.Options{Deny: c.deny}})
@@ -50,6 +52,15 @@ func TestHardenedOneGate(t *testing.T) {
 					}
 				} else if n := st.Requests[onegatesim.RoutePutVMByID]; n != 0 {
 					t.Errorf("worker %d sent PUT /vms/:id %d times", vm.ID, n)
+				}
+				if n := st.Requests[onegatesim.RouteVMAction]; n != 1 {
+					t.Errorf("VM %d (%s) sent POST /vms/:id/action %d times, want its one rename", vm.ID, vm.Role, n)
+				}
+				if !c.renamed {
+					want403++ // the rename
+				}
+				if renamed := vm.Name == ut[vmcontext.KeyPubNodeName]; renamed != c.renamed {
+					t.Errorf("VM %d (%s) is named %q, node %q", vm.ID, vm.Role, vm.Name, ut[vmcontext.KeyPubNodeName])
 				}
 				if st.Status[403] != want403 {
 					t.Errorf("VM %d (%s): %d answers 403, want %d (%v)", vm.ID, vm.Role, st.Status[403], want403, st.Requests)

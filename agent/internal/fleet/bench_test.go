@@ -71,21 +71,23 @@ func TestBenchReportShort(t *testing.T) {
 	if r := byRun["N=50 none"]; r.PublishToLastJoin > 2*time.Second {
 		t.Errorf("N=50 none: publish → last join start %s, goal ≤ 2 s", r.PublishToLastJoin)
 	}
+	// The slack: the master's own requests (its rename after READY, issue
+	// 22, lands among the workers' polls) and a slot at a bucket's edge.
 	for name, r := range byRun {
-		if limit := r.Workers/2 + 4; r.PeakRPS > limit {
+		if limit := r.Workers/2 + 5; r.PeakRPS > limit {
 			t.Errorf("%s: peak %d OneGate requests a second, goal about N/2 (≤ %d here)", name, r.PeakRPS, limit)
 		}
 	}
 	// What each worker asks, exactly: in a straight deployment its own VM,
 	// the master OneFlow named, the short service document once (is that
-	// VM in the master role?), its READY; in a none deployment also
-	// wait-master and polls of the master VM alone. No other route, and
-	// never the extended document.
+	// VM in the master role?), its READY, the rename of its VM to its node
+	// name (issue 22); in a none deployment also wait-master and polls of
+	// the master VM alone. No other route, and never the extended document.
 	for name, r := range byRun {
 		n := r.Workers
-		want := map[string][2]int{"GET /vm": {n, n}, "GET /vms/:id": {n, n}, "GET /service": {n, n}, "PUT /vm": {n, n}}
+		want := map[string][2]int{"GET /vm": {n, n}, "GET /vms/:id": {n, n}, "GET /service": {n, n}, "PUT /vm": {n, n}, "POST /vms/:id/action": {n, n}}
 		if r.Deployment == None {
-			want = map[string][2]int{"GET /vm": {n, n}, "GET /service": {n, n}, "PUT /vm": {n, 2 * n}, "GET /vms/:id": {n, 40 * n}}
+			want = map[string][2]int{"GET /vm": {n, n}, "GET /service": {n, n}, "PUT /vm": {n, 2 * n}, "GET /vms/:id": {n, 40 * n}, "POST /vms/:id/action": {n, n}}
 		}
 		for route, got := range r.Routes {
 			w, ok := want[route]

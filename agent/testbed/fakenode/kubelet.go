@@ -46,7 +46,10 @@ type kubelet struct {
 	// labels come from --node-labels and are set at registration only, as
 	// the real kubelet does.
 	labels map[string]string
-	logf   func(string, ...any)
+	// providerID is --provider-id, set at registration only, as the real
+	// kubelet does (pkg/kubelet/kubelet_node_status.go initialNode).
+	providerID string
+	logf       func(string, ...any)
 }
 
 // superviseKubelet follows the unit state the systemctl stand-in keeps:
@@ -206,7 +209,7 @@ func newKubelet(cfg kubeletFileConfig, rt *containerRuntime, version string, log
 	}
 	return &kubelet{
 		rt: rt, version: version, staticDir: orDefault(cfg.StaticPodPath, "/etc/kubernetes/manifests"),
-		nodeName: name, nodeIP: ip, labels: labels, logf: logf,
+		nodeName: name, nodeIP: ip, labels: labels, providerID: flags["provider-id"], logf: logf,
 	}, nil
 }
 

@@ -78,6 +78,7 @@ func (k *kubelet) register(ctx context.Context, c *kubernetes.Clientset) (*corev
 			},
 			Annotations: map[string]string{"volumes.kubernetes.io/controller-managed-attach-detach": "true"},
 		},
+		Spec: corev1.NodeSpec{ProviderID: k.providerID},
 	}
 	for k, v := range k.labels {
 		want.Labels[k] = v
