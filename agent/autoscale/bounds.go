@@ -28,19 +28,19 @@ func ParseBounds(s string) (b Bounds, ok bool, err error) {
 	}
 	lo, hi, found := strings.Cut(s, ":")
 	if !found {
-		return Bounds{}, false, fmt.Errorf("autoscale bounds %q: want min:max, e.g. 1:5", clip(s))
+		return Bounds{}, false, fmt.Errorf("autoscale bounds %s: want min:max, e.g. 1:5", clip(s))
 	}
 	if b.Min, err = count(lo); err != nil {
-		return Bounds{}, false, fmt.Errorf("autoscale bounds %q: min: %w", clip(s), err)
+		return Bounds{}, false, fmt.Errorf("autoscale bounds %s: min: %w", clip(s), err)
 	}
 	if b.Max, err = count(hi); err != nil {
-		return Bounds{}, false, fmt.Errorf("autoscale bounds %q: max: %w", clip(s), err)
+		return Bounds{}, false, fmt.Errorf("autoscale bounds %s: max: %w", clip(s), err)
 	}
 	switch {
 	case b.Max < 1:
-		return Bounds{}, false, fmt.Errorf("autoscale bounds %q: max must be at least 1", clip(s))
+		return Bounds{}, false, fmt.Errorf("autoscale bounds %s: max must be at least 1", clip(s))
 	case b.Min > b.Max:
-		return Bounds{}, false, fmt.Errorf("autoscale bounds %q: min is above max", clip(s))
+		return Bounds{}, false, fmt.Errorf("autoscale bounds %s: min is above max", clip(s))
 	}
 	return b, true, nil
 }
@@ -50,25 +50,26 @@ func count(s string) (int, error) {
 		return 0, fmt.Errorf("empty")
 	}
 	if len(s) > 1 && s[0] == '0' {
-		return 0, fmt.Errorf("%q has a leading zero", clip(s))
+		return 0, fmt.Errorf("%s has a leading zero", clip(s))
 	}
 	for i := 0; i < len(s); i++ {
 		if s[i] < '0' || s[i] > '9' {
-			return 0, fmt.Errorf("%q is not a decimal count", clip(s))
+			return 0, fmt.Errorf("%s is not a decimal count", clip(s))
 		}
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil || n > MaxWorkers {
-		return 0, fmt.Errorf("%q is above %d", clip(s), MaxWorkers)
+		return 0, fmt.Errorf("%s is above %d", clip(s), MaxWorkers)
 	}
 	return n, nil
 }
 
-// clip bounds user input quoted in an error.
+// clip quotes user input for an error, bounded.
 func clip(s string) string {
-	const max = 32
-	if len(s) > max {
-		return s[:max] + "…"
+	const max = 40
+	q := strconv.Quote(s)
+	if len(q) > max {
+		return q[:max] + "…"
 	}
-	return s
+	return q
 }
