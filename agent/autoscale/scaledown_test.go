@@ -59,7 +59,7 @@ func TestPlanScaleDown(t *testing.T) {
 			nodes: []*corev1.Node{w1, node("w2", "4", "8Gi", withLabel("disktype", "ssd"))},
 			pods:  []*corev1.Pod{small("db-1", selector("disktype", "ssd"))}, reason: "fits no other node"},
 		{name: "anti-affinity with the replica on the other node blocks",
-			pods: []*corev1.Pod{pod("web-0", "100m", on("w1"), antiAffine("web")), small("web-1", antiAffine("web"))},
+			pods:   []*corev1.Pod{pod("web-0", "100m", on("w1"), antiAffine("web")), small("web-1", antiAffine("web"))},
 			reason: "fits no other node"},
 		{name: "a node annotated scale-down-disabled stays",
 			nodes: []*corev1.Node{w1, node("w2", "4", "8Gi", func(n *corev1.Node) {
