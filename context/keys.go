@@ -186,3 +186,11 @@ const (
 	KeyPubKubeconfigRequest = "ONEKUBE_KUBECONFIG_REQ_"
 	KeyPubKubeconfigAnswer  = "ONEKUBE_KUBECONFIG_ANS_"
 )
+
+// Autoscaling of the worker role (issue 22 item 3, docs/onekubed.md): the
+// acting master's serve reads "min:max" from its own CONTEXT, which only
+// the owner sets; empty leaves autoscaling off.
+const (
+	KeyAutoscale      = "ONEAPP_K8S_AUTOSCALE"
+	DefaultWorkerRole = "worker"
+)

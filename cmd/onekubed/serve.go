@@ -36,6 +36,7 @@ type serveFlags struct {
 	certRenewBefore time.Duration
 	// Ticks, hidden: tests shorten them (the defaults are the measured ones).
 	tokensFast, tokensIdle, publishEvery, cleanupEvery time.Duration
+	autoscale                                          autoscaleFlags
 }
 
 // AdminKubeconfig is kubeadm's admin credential on a master; serve runs
@@ -78,6 +79,9 @@ func newServeCommand(stderr io.Writer) *cobra.Command {
 	fl.DurationVar(&f.tokensIdle, "tokens-idle", serve.DefaultTokensIdle, "tokens loop tick while nobody waits (one GET /service each)")
 	fl.DurationVar(&f.publishEvery, "publish-every", serve.DefaultPublishEvery, "publish loop tick (reads the API server only)")
 	fl.DurationVar(&f.cleanupEvery, "cleanup-every", serve.DefaultCleanupEvery, "cleanup loop tick (one GET /service each)")
+	fl.Float64Var(&f.autoscale.threshold, "autoscale-threshold", serve.DefaultAutoscaleThreshold, "autoscale: a worker whose requests are below this share of its allocatable is under-used")
+	fl.DurationVar(&f.autoscale.unneededTime, "autoscale-unneeded-time", serve.DefaultAutoscaleUnneededTime, "autoscale: how long a worker stays removable before it is drained and terminated")
+	fl.BoolVar(&f.autoscale.allowOldest, "autoscale-allow-oldest", false, "autoscale: scale-down may pick the worker role's oldest VM")
 	for _, h := range []string{"tokens-fast", "tokens-idle", "publish-every", "cleanup-every"} {
 		_ = fl.MarkHidden(h)
 	}
@@ -146,20 +150,24 @@ func runServe(ctx context.Context, f serveFlags, log *slog.Logger) error {
 
 	shared := &serve.SharedService{OneGate: og, Clock: clock}
 	board := serve.NewStatusBoard(root.Path(serve.StatusFile))
+	loops := []serve.Spec{
+		{Loop: &serve.Presence{OneGate: og, Board: board}},
+		{Loop: &serve.Kubeconfig{OneGate: og, VMID: src.Creds.VMID, Client: cs, Clock: clock,
+			CA: func() (*credential.CA, error) { return credential.LoadCA(root) }, Log: log.With("loop", "kubeconfig")},
+			ErrorDelay: 5 * time.Second},
+		{Loop: cp, LeaderOnly: true, ErrorDelay: 10 * time.Second},
+		{Loop: &serve.Publish{OneGate: og, Client: cs, Clock: clock, Every: f.publishEvery, Log: log.With("loop", "publish")}},
+		{Loop: &serve.Certs{Root: root, Client: cs, OneGate: og, Clock: clock, Identity: identity,
+			Renewer: serve.KubeadmRenewer{Kubeadm: kubeadm.Runner{Exec: system.OSExec{}}},
+			Before:  certRenewBefore(f, src.Vars, log), Log: log.With("loop", "certs")}, ErrorDelay: 5 * time.Minute},
+		{Loop: &serve.Tokens{OneGate: og, Client: cs, Clock: clock, TTL: ttl, WaitLimit: f.waitLimit, Fast: f.tokensFast, Idle: f.tokensIdle, Service: shared, Log: log.With("loop", "tokens")}, LeaderOnly: true},
+		{Loop: &serve.Cleanup{OneGate: og, Client: cs, Members: members, Clock: clock, Grace: f.cleanupGrace, Every: f.cleanupEvery, Service: shared, Log: log.With("loop", "cleanup")}, LeaderOnly: true},
+	}
+	if as := autoscaleLoop(src.Vars, f.autoscale, og, cs, clock, log.With("loop", "autoscale")); as != nil {
+		loops = append(loops, serve.Spec{Loop: as, LeaderOnly: true})
+	}
 	r := &serve.Runner{
-		Loops: []serve.Spec{
-			{Loop: &serve.Presence{OneGate: og, Board: board}},
-			{Loop: &serve.Kubeconfig{OneGate: og, VMID: src.Creds.VMID, Client: cs, Clock: clock,
-				CA: func() (*credential.CA, error) { return credential.LoadCA(root) }, Log: log.With("loop", "kubeconfig")},
-				ErrorDelay: 5 * time.Second},
-			{Loop: cp, LeaderOnly: true, ErrorDelay: 10 * time.Second},
-			{Loop: &serve.Publish{OneGate: og, Client: cs, Clock: clock, Every: f.publishEvery, Log: log.With("loop", "publish")}},
-			{Loop: &serve.Certs{Root: root, Client: cs, OneGate: og, Clock: clock, Identity: identity,
-				Renewer: serve.KubeadmRenewer{Kubeadm: kubeadm.Runner{Exec: system.OSExec{}}},
-				Before:  certRenewBefore(f, src.Vars, log), Log: log.With("loop", "certs")}, ErrorDelay: 5 * time.Minute},
-			{Loop: &serve.Tokens{OneGate: og, Client: cs, Clock: clock, TTL: ttl, WaitLimit: f.waitLimit, Fast: f.tokensFast, Idle: f.tokensIdle, Service: shared, Log: log.With("loop", "tokens")}, LeaderOnly: true},
-			{Loop: &serve.Cleanup{OneGate: og, Client: cs, Members: members, Clock: clock, Grace: f.cleanupGrace, Every: f.cleanupEvery, Service: shared, Log: log.With("loop", "cleanup")}, LeaderOnly: true},
-		},
+		Loops:   loops,
 		Elector: &serve.LeaseElector{Client: cs, ID: identity, Log: log},
 		Clock:   clock,
 		Log:     log,
