@@ -10,29 +10,10 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
-	"k8s.io/kubernetes/pkg/scheduler/apis/config"
-	"k8s.io/kubernetes/pkg/scheduler/apis/config/latest"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
-	"k8s.io/kubernetes/pkg/scheduler/framework/plugins"
-	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/names"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 	schedmetrics "k8s.io/kubernetes/pkg/scheduler/metrics"
 )
-
-// filters are the scheduler plugins the simulation runs, at PreFilter and
-// Filter. They are the default profile's filters that read only the pod and
-// the nodes (pkg/scheduler/apis/config/v1/default_plugins.go); the volume,
-// DRA and gang plugins need informers and objects this simulation does not
-// keep, so a pod that depends on them is judged on the rest.
-var filters = []string{
-	names.NodeUnschedulable,
-	names.NodeResourcesFit,
-	names.NodePorts,
-	names.NodeAffinity,
-	names.TaintToleration,
-	names.InterPodAffinity,
-	names.PodTopologySpread,
-}
 
 // Sim is a scheduling simulation: a set of nodes with the pods bound to
 // them, which pods can be tried against, added to and taken from. A Sim is
@@ -58,38 +39,11 @@ func NewSim(nodes []*corev1.Node, pods []*corev1.Pod) (*Sim, error) {
 	// The framework counts plugin calls in the scheduler's metrics, which
 	// must exist first (Register runs once).
 	schedmetrics.Register()
-	cfg, err := latest.Default()
-	if err != nil {
-		return nil, fmt.Errorf("autoscale: the scheduler's default configuration: %w", err)
-	}
-	prof := cfg.Profiles[0]
-	for i := range prof.PluginConfig {
-		// The System defaulting adds only ScheduleAnyway constraints
-		// (podtopologyspread/plugin.go systemDefaultConstraints), which
-		// Filter ignores; List with none needs no Service informers.
-		if a, ok := prof.PluginConfig[i].Args.(*config.PodTopologySpreadArgs); ok {
-			a.DefaultingType = config.ListDefaulting
-			a.DefaultConstraints = nil
-		}
-	}
-	set := func(ns ...string) config.PluginSet {
-		var s config.PluginSet
-		for _, n := range ns {
-			s.Enabled = append(s.Enabled, config.Plugin{Name: n})
-		}
-		return s
-	}
-	prof.Plugins = &config.Plugins{
-		QueueSort: set(names.PrioritySort),
-		PreFilter: set(filters...),
-		Filter:    set(filters...),
-		Bind:      set(names.DefaultBinder),
-	}
 	ctx := context.Background()
 	// InterPodAffinity lists Namespaces for namespaceSelector terms; the
 	// factory is never started, so such a term matches no namespace.
 	inf := informers.NewSharedInformerFactory(nil, 0)
-	fw, err := frameworkruntime.NewFramework(ctx, plugins.NewInTreeRegistry(), &prof,
+	fw, err := frameworkruntime.NewFramework(ctx, registry(), profile(),
 		frameworkruntime.WithSnapshotSharedLister(w),
 		frameworkruntime.WithInformerFactory(inf),
 		frameworkruntime.WithLogger(klog.Background()))
