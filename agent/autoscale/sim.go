@@ -56,34 +56,44 @@ func NewSim(nodes []*corev1.Node, pods []*corev1.Pod) (*Sim, error) {
 // Fits reports whether the scheduler's filters would place pod on the
 // named node as the simulation stands, and if not, why.
 func (s *Sim) Fits(pod *corev1.Pod, node string) (bool, string) {
-	ni := s.world.byName[node]
-	if ni == nil {
-		return false, "no such node"
-	}
-	ctx := context.Background()
-	state := framework.NewCycleState()
-	res, st, _ := s.fw.RunPreFilterPlugins(ctx, state, pod)
-	if !st.IsSuccess() {
-		return false, st.Message()
-	}
-	if !res.AllNodes() && !res.NodeNames.Has(node) {
-		return false, "excluded by PreFilter"
-	}
-	if st := s.fw.RunFilterPlugins(ctx, state, pod, ni); !st.IsSuccess() {
-		return false, st.Message()
-	}
-	return true, ""
+	got, why := s.fits(pod, []string{node})
+	return got != "", why
 }
 
 // FirstFit is the first node, in the order given, that pod fits on; "" if
 // none.
 func (s *Sim) FirstFit(pod *corev1.Pod, nodes []string) string {
-	for _, n := range nodes {
-		if ok, _ := s.Fits(pod, n); ok {
-			return n
-		}
+	got, _ := s.fits(pod, nodes)
+	return got
+}
+
+// fits runs one scheduling cycle's PreFilter, then Filter on the nodes,
+// as kube-scheduler's findNodesThatFit does (pkg/scheduler/
+// schedule_one.go); the first node that passes wins.
+func (s *Sim) fits(pod *corev1.Pod, nodes []string) (string, string) {
+	ctx := context.Background()
+	state := framework.NewCycleState()
+	res, st, _ := s.fw.RunPreFilterPlugins(ctx, state, pod)
+	if !st.IsSuccess() {
+		return "", st.Message()
 	}
-	return ""
+	why := "no such node"
+	for _, node := range nodes {
+		ni := s.world.byName[node]
+		switch {
+		case ni == nil:
+			continue
+		case !res.AllNodes() && !res.NodeNames.Has(node):
+			why = "excluded by PreFilter"
+			continue
+		}
+		if st := s.fw.RunFilterPlugins(ctx, state, pod, ni); !st.IsSuccess() {
+			why = st.Message()
+			continue
+		}
+		return node, ""
+	}
+	return "", why
 }
 
 // Bind places pod on node in the simulation (no check).
