@@ -31,4 +31,5 @@ var Keys = []Key{
 	{Name: "`ONEGATE_K8S_ETCD`, `_ETCD_ERROR`", Writer: "the acting master", Readers: "flow status", Trust: ClaimTrust, ForgerGet: "a wrong line in status", Status: Held},
 	{Name: "`ONEKUBE_KUBECONFIG_REQ_*`", Writer: "the user's onekube-flow (any VM can write or rewrite one)", Readers: "onekubed", Trust: ClaimTrust, ForgerGet: "a challenge sealed to a listed user; nothing bound or signed without that user's proof over every field", Status: Held},
 	{Name: "`ONEKUBE_KUBECONFIG_ANS_*`", Writer: "the master asked", Readers: "onekube-flow", Trust: ClaimTrust, ForgerGet: "nothing: the CLI checks the challenge against its request, and the credential against its request (name, role, validity) and the API server", Status: Held},
+	{Name: "`ONEAPP_K8S_AUTOSCALE`", Writer: "owner (CONTEXT of the masters)", Readers: "onekubed (autoscale)", Trust: Owner, ForgerGet: "nothing: read from the acting master's own CONTEXT; a sibling's USER_TEMPLATE keys are never read by the loop", Status: Held},
 }
