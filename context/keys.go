@@ -211,3 +211,11 @@ const (
 	KeyPubUpgrade          = "ONEGATE_K8S_UPGRADE"
 	KeyPubUpgradeError     = "ONEGATE_K8S_UPGRADE_ERROR"
 )
+
+// Autoscaling of the worker role (issue 22 item 3, docs/onekubed.md): the
+// acting master's serve reads "min:max" from its own CONTEXT, which only
+// the owner sets; empty leaves autoscaling off.
+const (
+	KeyAutoscale      = "ONEAPP_K8S_AUTOSCALE"
+	DefaultWorkerRole = "worker"
+)

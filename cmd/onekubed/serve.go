@@ -38,6 +38,7 @@ type serveFlags struct {
 	tokensFast, tokensIdle, publishEvery, cleanupEvery time.Duration
 	// remediate bounds the remediation loop (docs/onekubed.md).
 	remediate serve.RemediateConfig
+	autoscale autoscaleFlags
 }
 
 // AdminKubeconfig is kubeadm's admin credential on a master; serve runs
@@ -86,6 +87,9 @@ func newServeCommand(stderr io.Writer) *cobra.Command {
 	fl.IntVar(&f.remediate.MaxUnhealthyWorkersPct, "remediate-max-unhealthy-workers", d.MaxUnhealthyWorkersPct, "percent of the workers: more unhealthy than this stops worker remediation")
 	fl.IntVar(&f.remediate.MaxUnhealthyMasters, "remediate-max-unhealthy-masters", d.MaxUnhealthyMasters, "more unhealthy masters than this stops master remediation")
 	fl.DurationVar(&f.remediate.Every, "remediate-every", d.Every, "remediation tick (one GET /service?extended each)")
+	fl.Float64Var(&f.autoscale.threshold, "autoscale-threshold", serve.DefaultAutoscaleThreshold, "autoscale: a worker whose requests are below this share of its allocatable is under-used")
+	fl.DurationVar(&f.autoscale.unneededTime, "autoscale-unneeded-time", serve.DefaultAutoscaleUnneededTime, "autoscale: how long a worker stays removable before it is drained and terminated")
+	fl.BoolVar(&f.autoscale.allowOldest, "autoscale-allow-oldest", false, "autoscale: scale-down may pick the worker role's oldest VM")
 	for _, h := range []string{"tokens-fast", "tokens-idle", "publish-every", "cleanup-every", "remediate-every"} {
 		_ = fl.MarkHidden(h)
 	}
@@ -154,24 +158,28 @@ func runServe(ctx context.Context, f serveFlags, log *slog.Logger) error {
 
 	shared := &serve.SharedService{OneGate: og, Clock: clock}
 	board := serve.NewStatusBoard(root.Path(serve.StatusFile))
+	loops := []serve.Spec{
+		{Loop: &serve.Presence{OneGate: og, Board: board}},
+		{Loop: &serve.Kubeconfig{OneGate: og, VMID: src.Creds.VMID, Client: cs, Clock: clock,
+			CA: func() (*credential.CA, error) { return credential.LoadCA(root) }, Log: log.With("loop", "kubeconfig")},
+			ErrorDelay: 5 * time.Second},
+		{Loop: cp, LeaderOnly: true, ErrorDelay: 10 * time.Second},
+		{Loop: &serve.Publish{OneGate: og, Client: cs, Clock: clock, Every: f.publishEvery, Log: log.With("loop", "publish")}},
+		{Loop: &serve.Certs{Root: root, Client: cs, OneGate: og, Clock: clock, Identity: identity,
+			Renewer: serve.KubeadmRenewer{Kubeadm: kubeadm.Runner{Exec: system.OSExec{}}},
+			Before:  certRenewBefore(f, src.Vars, log), Log: log.With("loop", "certs")}, ErrorDelay: 5 * time.Minute},
+		{Loop: &serve.Tokens{OneGate: og, Client: cs, Clock: clock, TTL: ttl, WaitLimit: f.waitLimit, Fast: f.tokensFast, Idle: f.tokensIdle, Service: shared, Log: log.With("loop", "tokens")}, LeaderOnly: true},
+		{Loop: &serve.CSRApprover{OneGate: og, Client: cs, Clock: clock, Prefix: src.Vars.Get(vmcontext.KeyNodeName), Log: log.With("loop", "csr-approver")}, LeaderOnly: true, ErrorDelay: 5 * time.Second},
+		{Loop: &serve.Cleanup{OneGate: og, Client: cs, Members: members, Clock: clock, Grace: f.cleanupGrace, Every: f.cleanupEvery, Service: shared, Log: log.With("loop", "cleanup")}, LeaderOnly: true},
+		{Loop: remediateLoop(f, og, cs, members, clock, src.Creds.VMID, cp.MasterRole, src.Vars, log), LeaderOnly: true},
+		{Loop: &serve.Upgrade{Client: cs, OneGate: og, Etcd: cp.Members, Clock: clock, Log: log.With("loop", "upgrade"),
+			Drainer: serve.KubectlDrainer{Client: cs, Log: log.With("loop", "upgrade")}}, LeaderOnly: true},
+	}
+	if as := autoscaleLoop(src.Vars, f.autoscale, og, cs, clock, log.With("loop", "autoscale")); as != nil {
+		loops = append(loops, serve.Spec{Loop: as, LeaderOnly: true})
+	}
 	r := &serve.Runner{
-		Loops: []serve.Spec{
-			{Loop: &serve.Presence{OneGate: og, Board: board}},
-			{Loop: &serve.Kubeconfig{OneGate: og, VMID: src.Creds.VMID, Client: cs, Clock: clock,
-				CA: func() (*credential.CA, error) { return credential.LoadCA(root) }, Log: log.With("loop", "kubeconfig")},
-				ErrorDelay: 5 * time.Second},
-			{Loop: cp, LeaderOnly: true, ErrorDelay: 10 * time.Second},
-			{Loop: &serve.Publish{OneGate: og, Client: cs, Clock: clock, Every: f.publishEvery, Log: log.With("loop", "publish")}},
-			{Loop: &serve.Certs{Root: root, Client: cs, OneGate: og, Clock: clock, Identity: identity,
-				Renewer: serve.KubeadmRenewer{Kubeadm: kubeadm.Runner{Exec: system.OSExec{}}},
-				Before:  certRenewBefore(f, src.Vars, log), Log: log.With("loop", "certs")}, ErrorDelay: 5 * time.Minute},
-			{Loop: &serve.Tokens{OneGate: og, Client: cs, Clock: clock, TTL: ttl, WaitLimit: f.waitLimit, Fast: f.tokensFast, Idle: f.tokensIdle, Service: shared, Log: log.With("loop", "tokens")}, LeaderOnly: true},
-			{Loop: &serve.CSRApprover{OneGate: og, Client: cs, Clock: clock, Prefix: src.Vars.Get(vmcontext.KeyNodeName), Log: log.With("loop", "csr-approver")}, LeaderOnly: true, ErrorDelay: 5 * time.Second},
-			{Loop: &serve.Cleanup{OneGate: og, Client: cs, Members: members, Clock: clock, Grace: f.cleanupGrace, Every: f.cleanupEvery, Service: shared, Log: log.With("loop", "cleanup")}, LeaderOnly: true},
-			{Loop: remediateLoop(f, og, cs, members, clock, src.Creds.VMID, cp.MasterRole, src.Vars, log), LeaderOnly: true},
-			{Loop: &serve.Upgrade{Client: cs, OneGate: og, Etcd: cp.Members, Clock: clock, Log: log.With("loop", "upgrade"),
-				Drainer: serve.KubectlDrainer{Client: cs, Log: log.With("loop", "upgrade")}}, LeaderOnly: true},
-		},
+		Loops:   loops,
 		Elector: &serve.LeaseElector{Client: cs, ID: identity, Log: log},
 		Clock:   clock,
 		Log:     log,

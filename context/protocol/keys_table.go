@@ -38,4 +38,5 @@ var Keys = []Key{
 	{Name: "`onekube.io/upgrade-step`, `onekube.io/upgrade-error` (Node annotations)", Writer: "each node's upgrade-node, on its own Node (kubelet credential, NodeRestriction)", Readers: "the acting master", Trust: ClaimTrust, ForgerGet: "only its own node's pace: a false step stalls or hurries that node alone, whose kubelet stays within kubeadm's skew", Status: Held},
 	{Name: "`ONEGATE_K8S_UPGRADE`, `_UPGRADE_ERROR`", Writer: "the acting master (serve)", Readers: "flow status", Trust: ClaimTrust, ForgerGet: "a wrong line in status, or a status --wait that ends early or late; no upgrade reads it", Status: Held},
 	{Name: "`ONEGATE_K8S_NODE_UPGRADE`, `_NODE_UPGRADE_ERROR`", Writer: "every VM (its own upgrade-node)", Readers: "flow status", Trust: ClaimTrust, ForgerGet: "a wrong line in status; no upgrade reads it", Status: Held},
+	{Name: "`ONEAPP_K8S_AUTOSCALE`", Writer: "owner (CONTEXT of the masters)", Readers: "onekubed (autoscale)", Trust: Owner, ForgerGet: "nothing: read from the acting master's own CONTEXT; a sibling's USER_TEMPLATE keys are never read by the loop", Status: Held},
 }

@@ -1,0 +1,42 @@
+package main
+
+import (
+	"log/slog"
+	"testing"
+
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/onekube/onekube/agent/autoscale"
+	"github.com/onekube/onekube/agent/gate"
+	"github.com/onekube/onekube/agent/system"
+	vmcontext "github.com/onekube/onekube/context"
+)
+
+// The loop exists only when this master's CONTEXT says so, with the bounds
+// it says; a value that does not parse leaves it off.
+func TestAutoscaleLoopFromContext(t *testing.T) {
+	t.Parallel()
+	og, err := gate.NewClient(gate.Config{Creds: vmcontext.Credentials{Endpoint: "http://127.0.0.1:1", VMID: 5, Token: vmcontext.NewSecret("t")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.DiscardHandler)
+	for _, c := range []struct {
+		value string
+		want  *autoscale.Bounds
+	}{
+		{"", nil},
+		{"1:4", &autoscale.Bounds{Min: 1, Max: 4}},
+		{"4:1", nil},
+		{"1-4", nil},
+	} {
+		vars := vmcontext.Vars{vmcontext.KeyAutoscale: c.value}
+		got := autoscaleLoop(vars, autoscaleFlags{}, og, fake.NewClientset(), system.RealClock{}, log)
+		switch {
+		case c.want == nil && got != nil:
+			t.Errorf("%q: a loop with %+v", c.value, got.Bounds)
+		case c.want != nil && (got == nil || got.Bounds != *c.want || got.Role != "worker" || got.Scaler == nil):
+			t.Errorf("%q: loop %+v, want bounds %+v", c.value, got, *c.want)
+		}
+	}
+}
