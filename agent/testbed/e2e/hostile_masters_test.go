@@ -431,6 +431,13 @@ func (h *hostileHA) allRecreated(t *testing.T) {
 		}
 	}
 	start := time.Now()
+	defer func() {
+		if t.Failed() || time.Since(start) > 20*time.Second {
+			for _, r := range h.s.Runs() {
+				t.Logf("VM %d's last agent run:\n%s", r.VM.ID, lastLines(r.Output(), 40))
+			}
+		}
+	}()
 	runs := make([]*testbed.AgentRun, len(h.masters))
 	var wg sync.WaitGroup
 	for i, m := range h.masters {
@@ -447,7 +454,7 @@ func (h *hostileHA) allRecreated(t *testing.T) {
 		if r == nil || r.Code == 0 {
 			t.Errorf("recreated master %d: bootstrap succeeded", m.ID)
 		} else {
-			t.Logf("recreated master %d: exit %d: %s", m.ID, r.Code, lastLines(r.Output(), 2))
+			t.Logf("recreated master %d: exit %d after %s: %s", m.ID, r.Code, r.End.Sub(r.Start).Round(100*time.Millisecond), lastLines(r.Output(), 1))
 		}
 		if d := diskOf(t, h.s.VM(m.ID)); d.Files != 0 || strings.Contains(d.Systemctl, "kubelet") {
 			t.Errorf("kubeadm ran on recreated master %d: %d files; systemctl calls:\n%s", m.ID, d.Files, d.Systemctl)
@@ -464,9 +471,13 @@ func (h *hostileHA) allRecreated(t *testing.T) {
 	if ut[vmcontext.KeyPubPhase] != "failed" || !strings.Contains(ut[vmcontext.KeyPubError], "--new-cluster") {
 		t.Errorf("VM %d published PHASE=%q ERROR=%q, want the refusal naming --new-cluster", first.ID, ut[vmcontext.KeyPubPhase], ut[vmcontext.KeyPubError])
 	}
+	// The table cuts an error to 60 characters; --json has it whole.
 	code, out, errs := h.cli(t, "status", fmt.Sprint(h.s.ID))
 	t.Logf("onekube-flow status (exit %d):\n%s%s", code, out, errs)
-	if !strings.Contains(out, "--new-cluster") {
+	if !strings.Contains(out, "refusing to touch this node: VM "+fmt.Sprint(first.ID)) {
 		t.Errorf("onekube-flow status does not show the refusal")
+	}
+	if _, js, _ := h.cli(t, "status", "--json", fmt.Sprint(h.s.ID)); !strings.Contains(js, "onekube-agent bootstrap --new-cluster") {
+		t.Errorf("onekube-flow status --json does not name --new-cluster:\n%s", js)
 	}
 }
