@@ -52,9 +52,10 @@ type hostileHA struct {
 //     and role through OneGate and `onekube-flow kubeconfig` refuses;
 //   - HA grant (must-hold 3, finding 1): while two masters join,
 //     the attacker publishes its own recipient, READY=NO, a join phase
-//     and ROLE_NAME=master (tab bypass), and presents its recipient on
-//     its own port 6445: nothing is sealed to it, the real master joins,
-//     no etcd member is removed;
+//     and ROLE_NAME=master (tab bypass), presents its recipient on its
+//     own port 6445, and writes its recipient over each joiner's for 6 s:
+//     nothing is sealed to it, the real masters join, no etcd member is
+//     removed;
 //   - a powered-off master, a forged recipient and join request written
 //     on it by the attacker: no etcd member removed, no grant;
 //   - all masters recreated at once (must-hold 7), the attacker erasing
@@ -280,8 +281,53 @@ func memberSet(t *testing.T, ctx context.Context, ec *etcdm.Client) map[string]b
 	return out
 }
 
+// hijacker is the attacker watching the masters through OneGate: the
+// moment a joining master publishes its recipient, it writes its own
+// there instead (a sibling write), leaves it for three of serve's busy
+// ticks, then puts the joiner's back so that the join can go on. It
+// returns how many it rewrote, once stopped.
+func (h *hostileHA) hijacker(ctx context.Context) func() int {
+	ctx, cancel := context.WithCancel(ctx)
+	var n atomic.Int32
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		done := map[int]bool{}
+		mine := h.id.Recipient().String()
+		for ctx.Err() == nil {
+			for _, m := range sortedMasters(h.s) {
+				if done[m.ID] {
+					continue
+				}
+				vm, err := h.a.ReadVM(ctx, m.ID)
+				if err != nil {
+					continue
+				}
+				r := vm.UserTemplate[vmcontext.KeyPubRecipient]
+				if r == "" || r == mine {
+					continue
+				}
+				if h.a.Put(ctx, m.ID, vmcontext.KeyPubRecipient+"="+mine, 1) != nil {
+					continue
+				}
+				done[m.ID] = true
+				n.Add(1)
+				select {
+				case <-ctx.Done():
+				case <-time.After(6 * time.Second):
+				}
+				_ = h.a.Put(context.Background(), m.ID, vmcontext.KeyPubRecipient+"="+r, 1)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
+	return func() int { cancel(); wg.Wait(); return int(n.Load()) }
+}
+
 // haGrant: the attacker asks to join the control plane as loudly as it
-// can while a real master joins.
+// can while two real masters join, and rewrites their requests to its
+// own recipient for a while.
 func (h *hostileHA) haGrant(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
@@ -305,10 +351,12 @@ func (h *hostileHA) haGrant(t *testing.T) {
 	if got := h.s.Sim.UserTemplate(h.worker.ID)[vmcontext.KeyRoleName]; got != flow.RoleMaster {
 		t.Fatalf("the tab bypass did not set ROLE_NAME (%q)", got)
 	}
+	stop := h.hijacker(ctx)
 	start := time.Now()
 	if err := h.s.Sim.Scale(h.s.ID, flow.RoleMaster, 3); err != nil {
 		t.Fatal(err)
 	}
+	defer func() { t.Logf("the attacker rewrote %d joining masters' recipients", stop()) }()
 	granted := map[int]bool{}
 	waitUntil(t, 3*time.Minute, "two masters to join", func() bool {
 		for _, id := range h.sealedToAttacker(t) {
@@ -411,8 +459,10 @@ func (h *hostileHA) allRecreated(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// All down at once (a host lost, say); the attacker erases while they
+	// are down, then each comes back on a fresh disk.
 	for _, m := range h.masters {
-		if err := h.s.VM(m.ID).Recreate(); err != nil {
+		if err := h.s.VM(m.ID).PowerOff(); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -428,6 +478,11 @@ func (h *hostileHA) allRecreated(t *testing.T) {
 			if err := h.a.Put(ctx, m.ID, k, 2); err != nil {
 				t.Fatalf("erasing %s on VM %d: %v", k, m.ID, err)
 			}
+		}
+	}
+	for _, m := range h.masters {
+		if err := h.s.VM(m.ID).Recreate(); err != nil {
+			t.Fatal(err)
 		}
 	}
 	start := time.Now()
