@@ -523,7 +523,8 @@ func (h *hostileHA) allRecreated(t *testing.T) {
 	}
 	first := h.masters[0]
 	ut := h.s.Sim.UserTemplate(first.ID)
-	if ut[vmcontext.KeyPubPhase] != "failed" || !strings.Contains(ut[vmcontext.KeyPubError], "--new-cluster") {
+	// "was created": the STIME check refused, not the published keys (erased).
+	if ut[vmcontext.KeyPubPhase] != "failed" || !strings.Contains(ut[vmcontext.KeyPubError], "--new-cluster") || !strings.Contains(ut[vmcontext.KeyPubError], "was created") {
 		t.Errorf("VM %d published PHASE=%q ERROR=%q, want the refusal naming --new-cluster", first.ID, ut[vmcontext.KeyPubPhase], ut[vmcontext.KeyPubError])
 	}
 	// The table cuts an error to 60 characters; --json has it whole.
