@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/url"
 	"os/exec"
 	"strconv"
@@ -39,6 +40,23 @@ func (s *Service) Attacker(vmid int) (*Attacker, error) {
 // included: listen on a port, curl a sibling).
 func (a *Attacker) Run(ctx context.Context, name string, args ...string) (string, error) {
 	return a.VM.Run(ctx, name, args...)
+}
+
+// Listen listens in the attacker's network namespace, on its own
+// addresses: a server root on the VM could run (a forged presentation,
+// say).
+func (a *Attacker) Listen(network, addr string) (net.Listener, error) {
+	pid := a.VM.Pid()
+	if pid == 0 {
+		return nil, fmt.Errorf("VM %d is powered off", a.ID)
+	}
+	var ln net.Listener
+	err := inNetns(pid, func() error {
+		var err error
+		ln, err = net.Listen(network, addr)
+		return err
+	})
+	return ln, err
 }
 
 // OneGateError is an answer outside 2xx.

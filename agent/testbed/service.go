@@ -26,6 +26,9 @@ type ServiceOptions struct {
 	// Masters (0: 1) and Workers are the roles' cardinalities.
 	Masters int
 	Workers int
+	// MaxMasters (0: Masters) is the master role's maximum, for a test
+	// that scales masters in.
+	MaxMasters int
 	// CNIManifest is the image's flannel manifest.
 	CNIManifest []byte
 	// AgentArgs are appended to `onekube-agent bootstrap` (test knobs).
@@ -85,7 +88,7 @@ func (b *Bed) StartService(o ServiceOptions) (*Service, error) {
 	sim.Dir = filepath.Join(b.o.Dir, "onegate")
 	sim.Listen = fmt.Sprintf("%s:%d", OneGateAddr, OneGatePort)
 	sim.Endpoint = "http://" + sim.Listen
-	tmpl, merge, err := simcluster.TemplateFor(max(o.Masters, 1), o.Workers, "straight")
+	tmpl, merge, err := simcluster.TemplateForMasterMax(max(o.Masters, 1), o.MaxMasters, o.Workers, "straight")
 	if err != nil {
 		return nil, err
 	}

@@ -39,11 +39,21 @@ func TemplateFor(masters, workers int, deployment string) (tmpl, merge []byte, e
 	return templateFor(masters, workers, 0, deployment)
 }
 
+// TemplateForMasterMax is TemplateFor with the master role scalable up
+// to maxMasters.
+func TemplateForMasterMax(masters, maxMasters, workers int, deployment string) (tmpl, merge []byte, err error) {
+	return templateForMax(masters, max(maxMasters, masters), workers, 0, deployment)
+}
+
 func templateFor(masters, workers, maxWorkers int, deployment string) (tmpl, merge []byte, err error) {
+	return templateForMax(masters, masters, workers, maxWorkers, deployment)
+}
+
+func templateForMax(masters, maxMasters, workers, maxWorkers int, deployment string) (tmpl, merge []byte, err error) {
 	spec := flow.DefaultSpec()
 	spec.Master.Count = &masters
-	if spec.Master.Max == nil || *spec.Master.Max < masters {
-		spec.Master.Max = &masters
+	if spec.Master.Max == nil || *spec.Master.Max < maxMasters {
+		spec.Master.Max = &maxMasters
 	}
 	if spec.Master.Min != nil && *spec.Master.Min > masters {
 		spec.Master.Min = &masters
