@@ -10,8 +10,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -357,29 +355,6 @@ func indexOf(ms []onegatesim.VMInfo, id int) int {
 		}
 	}
 	return -1
-}
-
-// flowEnv serves oned and OneFlow on the switch and returns the
-// environment `onekube-flow` runs with there.
-func flowEnv(t *testing.T, b *testbed.Bed, s *testbed.Service) []string {
-	t.Helper()
-	for addr, h := range map[string]http.Handler{onedAddr: s.Sim.OnedHandler("oneadmin", "pw"), flowAddr: s.Sim.OneFlowHandler("oneadmin", "pw")} {
-		ln, err := b.Listen("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-		go func() { _ = srv.Serve(ln) }()
-		t.Cleanup(func() { _ = srv.Close() })
-	}
-	home := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(home, ".one"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(home, ".one", "one_auth"), []byte("oneadmin:pw\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return []string{"HOME=" + home, "ONE_XMLRPC=http://" + onedAddr + "/RPC2", "ONEFLOW_URL=http://" + flowAddr}
 }
 
 // poller asks GET /readyz every 200 ms on a fresh connection, verifying

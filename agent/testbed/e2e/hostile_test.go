@@ -14,8 +14,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -237,24 +235,7 @@ func TestHostileSibling(t *testing.T) {
 // machine) against the simulator's oned and OneFlow.
 func flowStatus(t *testing.T, b *testbed.Bed, s *testbed.Service) string {
 	t.Helper()
-	for addr, h := range map[string]http.Handler{onedAddr: s.Sim.OnedHandler("oneadmin", "pw"), flowAddr: s.Sim.OneFlowHandler("oneadmin", "pw")} {
-		ln, err := b.Listen("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-		go func() { _ = srv.Serve(ln) }()
-		t.Cleanup(func() { _ = srv.Close() })
-	}
-	home := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(home, ".one"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(home, ".one", "one_auth"), []byte("oneadmin:pw\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	env := []string{"HOME=" + home, "ONE_XMLRPC=http://" + onedAddr + "/RPC2", "ONEFLOW_URL=http://" + flowAddr}
-	code, out, errs := onSwitch(t, b, env, onekubeFlow(t), "status", fmt.Sprint(s.ID))
+	code, out, errs := onSwitch(t, b, flowEnv(t, b, s), onekubeFlow(t), "status", fmt.Sprint(s.ID))
 	if code != 0 {
 		t.Errorf("onekube-flow status exited %d:\n%s%s", code, out, errs)
 	}

@@ -132,24 +132,9 @@ func TestKubeconfigRealControlPlane(t *testing.T) {
 		}
 	}
 
-	for addr, h := range map[string]http.Handler{onedAddr: s.Sim.OnedHandler("oneadmin", "pw"), flowAddr: s.Sim.OneFlowHandler("oneadmin", "pw")} {
-		ln, err := b.Listen("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-		go func() { _ = srv.Serve(ln) }()
-		t.Cleanup(func() { _ = srv.Close() })
-	}
-	home := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(home, ".one"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(home, ".one", "one_auth"), []byte("oneadmin:pw\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	env := flowEnv(t, b, s)
+	home := strings.TrimPrefix(env[0], "HOME=")
 	kubeconfigPath := filepath.Join(home, ".kube", "config")
-	env := []string{"HOME=" + home, "ONE_XMLRPC=http://" + onedAddr + "/RPC2", "ONEFLOW_URL=http://" + flowAddr, "KUBECONFIG=" + kubeconfigPath}
 	cli := func(args ...string) (int, string, string) {
 		return onSwitch(t, b, env, onekubeFlow(t), append(args, "--poll", "200ms")...)
 	}
