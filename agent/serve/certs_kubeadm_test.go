@@ -30,10 +30,17 @@ func TestCertsRenewWithRealKubeadm(t *testing.T) {
 	}
 	root := system.Root(t.TempDir())
 	cfg := root.Path("/kubeadm.yaml")
-	if err := os.WriteFile(cfg, []byte("apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nkubernetesVersion: "+strings.TrimSpace(string(ver))+"\n"+
-		"certificatesDir: "+root.Path(PKIDir)+"\ncertificateValidityPeriod: 10m\n"), 0o600); err != nil {
-		t.Fatal(err)
+	// Leaves of 10m are due under a 15m threshold; the renewal then runs
+	// with 30m, so the new leaves are not due at once (certs.go refuses
+	// leaves that are).
+	writeConfig := func(validity string) {
+		t.Helper()
+		if err := os.WriteFile(cfg, []byte("apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nkubernetesVersion: "+strings.TrimSpace(string(ver))+"\n"+
+			"certificatesDir: "+root.Path(PKIDir)+"\ncertificateValidityPeriod: "+validity+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
+	writeConfig("10m")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if out, err := exec.CommandContext(ctx, bin, "init", "phase", "certs", "all", "--config", cfg).CombinedOutput(); err != nil {
@@ -47,8 +54,9 @@ func TestCertsRenewWithRealKubeadm(t *testing.T) {
 		t.Fatalf("kubeadm issued a leaf for %s, want 10m", left)
 	}
 	time.Sleep(1100 * time.Millisecond) // NotAfter has a resolution of 1 s
+	writeConfig("30m")
 	og := &certsOneGate{ut: map[string]string{}}
-	c := &Certs{Root: root, Client: fake.NewClientset(), OneGate: og, Identity: "m1", Before: time.Hour,
+	c := &Certs{Root: root, Client: fake.NewClientset(), OneGate: og, Identity: "m1", Before: 15 * time.Minute,
 		Renewer: KubeadmRenewer{Kubeadm: kubeadm.Runner{Exec: system.OSExec{}, Binary: bin}, Args: []string{"--config", cfg}}}
 	if _, err := c.Tick(ctx); err != nil {
 		t.Fatal(err)
