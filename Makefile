@@ -68,7 +68,7 @@ kubeadm-oracle: testbed ## the real kubeadm (test oracle): the test bed's, so CI
 # a missing capability fails instead of skipping). One package, run
 # sequentially: bed tests must not fight over 2 cores.
 e2e-real: testbed ## real kubeadm + control plane: 1 master + 2 workers through OneGate and the agent
-	ONEKUBE_TESTBED_BIN='$(TESTBED_BIN)' $(GO) test -tags realbed -count=1 -p 1 -v -timeout 20m ./agent/testbed/e2e/ $(E2E_FLAGS)
+	ONEKUBE_TESTBED_BIN='$(TESTBED_BIN)' $(GO) test -tags realbed -count=1 -p 1 -v -timeout 45m ./agent/testbed/e2e/ $(E2E_FLAGS)
 
 clean:
 	rm -rf $(BIN) dist
