@@ -62,7 +62,8 @@ func (k KubePlan) Annotate(ctx context.Context, claim, errText string) error {
 // a template String ("DISK=[IMAGE_ID=118]") and detachdisk an Integer
 // (onegate-server.rb perform_action → one.vm.attach / one.vm.detach;
 // docs/upgrade-bundle.md). The Actioner gets them as the single entry of
-// its params map ("disk_template", "disk_id"), to send as the raw value.
+// its params map ("disk_template", "disk_id"), which
+// onegate.ActionBody sends bare.
 type OneGateDisks struct {
 	Actions Actioner
 	VMID    int
@@ -75,7 +76,7 @@ var _ Disks = OneGateDisks{}
 
 // Attach implements Disks.
 func (d OneGateDisks) Attach(ctx context.Context, imageID int) error {
-	return d.Actions.Action(ctx, d.VMID, "attachdisk", map[string]string{"disk_template": fmt.Sprintf("DISK=[IMAGE_ID=%d]", imageID)})
+	return d.Actions.Action(ctx, d.VMID, onegate.ActionAttachDisk, map[string]string{onegate.ParamDiskTemplate: fmt.Sprintf("DISK=[IMAGE_ID=%d]", imageID)})
 }
 
 // ErrNotAttached is DiskID's answer when no disk of the image is attached.
@@ -93,7 +94,7 @@ func (d OneGateDisks) Detach(ctx context.Context, imageID int) error {
 	if err != nil {
 		return err
 	}
-	return d.Actions.Action(ctx, d.VMID, "detachdisk", map[string]string{"disk_id": strconv.Itoa(id)})
+	return d.Actions.Action(ctx, d.VMID, onegate.ActionDetachDisk, map[string]string{onegate.ParamDiskID: strconv.Itoa(id)})
 }
 
 // ServiceDisks reads this VM's disks from the extended service document:

@@ -94,6 +94,13 @@ func TestOneGateDisks(t *testing.T) {
 		a.calls[1].params["disk_id"] != "3" || a.calls[0].vmID != 12 || a.calls[1].vmID != 12 {
 		t.Fatalf("actions %+v", a.calls)
 	}
+	// What the real client sends for them: the template String and the
+	// Integer oned takes (onegate-server.rb perform_action).
+	for i, body := range []string{`{"action":{"params":"DISK=[IMAGE_ID=118]","perform":"attachdisk"}}`, `{"action":{"params":3,"perform":"detachdisk"}}`} {
+		if got, err := onegate.ActionBody(a.calls[i].perform, a.calls[i].params); err != nil || got != body {
+			t.Errorf("ActionBody(%s, %v) = %s, %v; want %s", a.calls[i].perform, a.calls[i].params, got, err, body)
+		}
+	}
 	d.DiskID = func(context.Context, int) (int, error) { return 0, errors.New("unknown") }
 	if err := d.Detach(ctx, 118); err == nil {
 		t.Fatal("Detach without a disk ID succeeded")
