@@ -112,19 +112,26 @@ func runUpgradeNode(ctx context.Context, f upgradeNodeFlags, log *slog.Logger) e
 	if err != nil {
 		return fmt.Errorf("connecting to OneGate: %w", err)
 	}
+	// The operator's preflight ignores, as bootstrap read them (a value it
+	// refused stopped the bootstrap, so an error here is not expected).
+	settings, err := src.Vars.Settings()
+	if err != nil {
+		return fmt.Errorf("reading the VM context: %w", err)
+	}
 	ex := &upgrade.Executor{
 		NodeName: node,
 		Plan:     upgrade.KubePlan{Client: cs, Node: node},
 		Disks: upgrade.OneGateDisks{Actions: actions, VMID: src.Creds.VMID,
 			DiskID: upgrade.ServiceDisks{OneGate: og, VMID: src.Creds.VMID}.DiskID},
-		Mounter:    upgrade.OSMounter{Exec: system.OSExec{}},
-		Exec:       system.OSExec{},
-		Publish:    upgrade.OneGatePublisher{OneGate: og},
-		Clock:      agentcli.NewClock(),
-		StateFile:  root.Path(upgradeStateFile),
-		MountDir:   root.Path(upgradeMountDir),
-		BinDir:     root.Path("/usr/bin"),
-		AttachWait: 2 * time.Minute,
+		Mounter:         upgrade.OSMounter{Exec: system.OSExec{}},
+		Exec:            system.OSExec{},
+		Publish:         upgrade.OneGatePublisher{OneGate: og},
+		Clock:           agentcli.NewClock(),
+		StateFile:       root.Path(upgradeStateFile),
+		MountDir:        root.Path(upgradeMountDir),
+		BinDir:          root.Path("/usr/bin"),
+		AttachWait:      2 * time.Minute,
+		IgnorePreflight: settings.IgnorePreflight,
 	}
 	log = log.With("node", node)
 	for {
