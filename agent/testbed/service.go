@@ -35,6 +35,11 @@ type ServiceOptions struct {
 	// NoServe masks onekube-serve.service on the masters, for tests that
 	// tamper with the join data it would otherwise publish again.
 	NoServe bool
+	// Upgrade starts onekube-upgrade.service (`onekubed upgrade-node`)
+	// on every VM whose bootstrap succeeded, polling the plan every
+	// UpgradeEvery (0: 2 s; the unit's default is 30 s).
+	Upgrade      bool
+	UpgradeEvery time.Duration
 	// Context adds CONTEXT variables to every role's template_contents
 	// (after the bed's own), as an operator would in the VM templates.
 	Context map[string]string
@@ -183,8 +188,8 @@ func (s *Service) launch(info onegatesim.VMInfo) {
 		}
 		s.ensureDaemon(vm, info, "lb")
 		s.runAgent(vm, r, nil)
-		if r.Code == 0 && info.Role == "master" && !s.o.NoServe {
-			s.ensureDaemon(vm, info, "serve")
+		if r.Code == 0 {
+			s.afterBootstrap(vm, info)
 		}
 	}()
 }
@@ -261,8 +266,8 @@ func (s *Service) RunAgain(vmid int, extra ...string) (*AgentRun, error) {
 	}
 	s.ensureDaemon(vm, info, "lb")
 	s.runAgent(vm, r, extra)
-	if r.Code == 0 && info.Role == "master" && !s.o.NoServe {
-		s.ensureDaemon(vm, info, "serve")
+	if r.Code == 0 {
+		s.afterBootstrap(vm, info)
 	}
 	return r, r.Err
 }

@@ -25,19 +25,42 @@ func (s *Service) startUnits(vm *VM, info onegatesim.VMInfo) {
 		return
 	}
 	s.ensureDaemon(vm, info, "lb")
+	if _, err := vm.ReadFile("/var/lib/onekube/bootstrap.done"); err != nil {
+		return
+	}
+	if _, err := vm.ReadFile("/etc/kubernetes/kubelet.conf"); err == nil && s.o.Upgrade {
+		s.ensureDaemon(vm, info, "upgrade-node", s.upgradeArgs()...)
+	}
 	if info.Role != "master" || s.o.NoServe {
 		return
 	}
-	for _, p := range []string{"/var/lib/onekube/bootstrap.done", "/etc/kubernetes/admin.conf"} {
-		if _, err := vm.ReadFile(p); err != nil {
-			return
-		}
+	if _, err := vm.ReadFile("/etc/kubernetes/admin.conf"); err != nil {
+		return
 	}
 	s.ensureDaemon(vm, info, "serve")
 }
 
-// ensureDaemon starts `onekubed <name>` in vm unless it runs.
-func (s *Service) ensureDaemon(vm *VM, info onegatesim.VMInfo, name string) {
+// afterBootstrap starts the units a successful bootstrap lets start:
+// onekube-serve on a master, onekube-upgrade (ServiceOptions.Upgrade).
+func (s *Service) afterBootstrap(vm *VM, info onegatesim.VMInfo) {
+	if s.o.Upgrade {
+		s.ensureDaemon(vm, info, "upgrade-node", s.upgradeArgs()...)
+	}
+	if info.Role == "master" && !s.o.NoServe {
+		s.ensureDaemon(vm, info, "serve")
+	}
+}
+
+func (s *Service) upgradeArgs() []string {
+	every := s.o.UpgradeEvery
+	if every <= 0 {
+		every = 2 * time.Second
+	}
+	return []string{"--every", every.String()}
+}
+
+// ensureDaemon starts `onekubed <name> [args]` in vm unless it runs.
+func (s *Service) ensureDaemon(vm *VM, info onegatesim.VMInfo, name string, args ...string) {
 	key := fmt.Sprintf("%d/%s", info.ID, name)
 	boot := vm.Boots()
 	s.mu.Lock()
@@ -66,7 +89,7 @@ func (s *Service) ensureDaemon(vm *VM, info onegatesim.VMInfo, name string) {
 	d := &AgentRun{VM: info, Code: -1, done: make(chan struct{}), boot: boot}
 	s.daemons[key] = d
 	s.mu.Unlock()
-	cmd, err := vm.Command(s.ctx, nil, "onekubed", name, "--log-format", "text")
+	cmd, err := vm.Command(s.ctx, nil, "onekubed", append([]string{name, "--log-format", "text"}, args...)...)
 	if err != nil {
 		d.Err = err
 		close(d.done)
@@ -102,7 +125,8 @@ func (s *Service) ensureDaemon(vm *VM, info onegatesim.VMInfo, name string) {
 	}
 }
 
-// Daemon returns the output of a VM's `onekubed <name>` (lb, serve).
+// Daemon returns the output of a VM's `onekubed <name>` (lb, serve,
+// upgrade-node).
 func (s *Service) Daemon(vmid int, name string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -117,6 +117,11 @@ func (s *Sim) onedCall(c methodCall) (bool, string) {
 			}
 		}
 		return true, strconv.Itoa(id)
+	case "one.image.info":
+		if id < 0 || id >= len(s.images) {
+			return false, fmt.Sprintf("[one.image.info] Error getting image [%d].", id)
+		}
+		return true, s.imageXML(s.images[id])
 	}
 	v := s.vms[id]
 	if v == nil {
@@ -168,6 +173,21 @@ func (s *Sim) updateConf(v *vm, text, typ string) error {
 	_, err = writeContextDir(v.dir, v.context, tok)
 	s.record(EventVMUpdated, v.svc.id, v.id, v.role.spec.name, "updateconf")
 	return err
+}
+
+// imageXML is the one.image.info document: the parts onekube-flow
+// upgrade reads (NAME, PERSISTENT, TEMPLATE attributes). Images of the
+// simulator are never persistent (a bundle is registered PERSISTENT=NO).
+func (s *Sim) imageXML(img Image) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "<IMAGE><ID>%d</ID><UID>%d</UID><GID>0</GID><UNAME>%s</UNAME><GNAME>oneadmin</GNAME><NAME>%s</NAME>"+
+		"<TYPE>2</TYPE><PERSISTENT>0</PERSISTENT><STATE>1</STATE><SOURCE>%s</SOURCE><TEMPLATE><DEV_PREFIX>%s</DEV_PREFIX>",
+		img.ID, s.owner.id, xmlText(s.owner.uname()), xmlText(img.Name), cdata(img.Source), cdata(img.DevPrefix))
+	for _, k := range sortedKeys(img.Template) {
+		fmt.Fprintf(&b, "<%s>%s</%s>", k, cdata(img.Template[k]), k)
+	}
+	b.WriteString("</TEMPLATE></IMAGE>")
+	return b.String()
 }
 
 // vmXML is the one.vm.info document: the parts onekube-flow reads.

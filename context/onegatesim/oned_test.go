@@ -76,3 +76,24 @@ func TestOnedFacade(t *testing.T) {
 		t.Errorf("wrong password: %v %v", res, err)
 	}
 }
+
+// one.image.info serves a registered image as onekube-flow upgrade reads
+// it (goca): its name, not persistent, its template's attributes.
+func TestOnedImageInfo(t *testing.T) {
+	h := newHarness(t, Options{})
+	h.sim.SetOwner(5, "alice", nil)
+	id := h.sim.CreateImage(Image{Name: "onekube-bundle-v1.37.2", Source: "/b.img", Template: map[string]string{"ONEKUBE_BUNDLE_VERSION": "v1.37.2"}})
+	srv := httptest.NewServer(h.sim.OnedHandler("alice", "pw"))
+	defer srv.Close()
+	ctrl := goca.NewController(goca.NewClient(goca.NewConfig("alice", "pw", srv.URL), nil))
+	img, err := ctrl.Image(id).InfoContext(context.Background(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := img.Template.GetStr("ONEKUBE_BUNDLE_VERSION"); img.Name != "onekube-bundle-v1.37.2" || img.Persistent == nil || *img.Persistent != 0 || v != "v1.37.2" {
+		t.Errorf("image %+v, version %q", img, v)
+	}
+	if _, err := ctrl.Image(id + 1).InfoContext(context.Background(), false); err == nil {
+		t.Error("an unknown image was served")
+	}
+}
