@@ -93,7 +93,7 @@ func TestOnedImageInfo(t *testing.T) {
 	if v, _ := img.Template.GetStr("ONEKUBE_BUNDLE_VERSION"); img.Name != "onekube-bundle-v1.37.2" || img.Persistent == nil || *img.Persistent != 0 || v != "v1.37.2" {
 		t.Errorf("image %+v, version %q", img, v)
 	}
-	if _, err := ctrl.Image(id + 1).InfoContext(context.Background(), false); err == nil {
+	if _, err := ctrl.Image(id+1).InfoContext(context.Background(), false); err == nil {
 		t.Error("an unknown image was served")
 	}
 }
