@@ -35,6 +35,9 @@ type ServiceOptions struct {
 	// NoServe masks onekube-serve.service on the masters, for tests that
 	// tamper with the join data it would otherwise publish again.
 	NoServe bool
+	// ServeArgs are appended to `onekubed serve` (its unit's
+	// ONEKUBE_SERVE_ARGS): shorter ticks for tests.
+	ServeArgs []string
 	// Upgrade starts onekube-upgrade.service (`onekubed upgrade-node`)
 	// on every VM whose bootstrap succeeded, polling the plan every
 	// UpgradeEvery (0: 2 s; the unit's default is 30 s).

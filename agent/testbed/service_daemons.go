@@ -37,7 +37,7 @@ func (s *Service) startUnits(vm *VM, info onegatesim.VMInfo) {
 	if _, err := vm.ReadFile("/etc/kubernetes/admin.conf"); err != nil {
 		return
 	}
-	s.ensureDaemon(vm, info, "serve")
+	s.ensureDaemon(vm, info, "serve", s.o.ServeArgs...)
 }
 
 // afterBootstrap starts the units a successful bootstrap lets start:
@@ -47,7 +47,7 @@ func (s *Service) afterBootstrap(vm *VM, info onegatesim.VMInfo) {
 		s.ensureDaemon(vm, info, "upgrade-node", s.upgradeArgs()...)
 	}
 	if info.Role == "master" && !s.o.NoServe {
-		s.ensureDaemon(vm, info, "serve")
+		s.ensureDaemon(vm, info, "serve", s.o.ServeArgs...)
 	}
 }
 
@@ -155,6 +155,6 @@ func (s *Service) StartServe(vmid int) error {
 	if vm == nil || !ok {
 		return fmt.Errorf("VM %d never booted", vmid)
 	}
-	s.ensureDaemon(vm, info, "serve")
+	s.ensureDaemon(vm, info, "serve", s.o.ServeArgs...)
 	return nil
 }
