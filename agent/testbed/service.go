@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
@@ -77,6 +78,7 @@ type AgentRun struct {
 	output     lockedBuffer
 	done       chan struct{}
 	boot       int // the VM's boot it runs in (daemons)
+	proc       *os.Process
 }
 
 // Output is what the agent wrote (its journal).

@@ -102,6 +102,7 @@ func (s *Service) ensureDaemon(vm *VM, info onegatesim.VMInfo, name string, args
 		close(d.done)
 		return
 	}
+	d.proc = cmd.Process
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -145,6 +146,42 @@ func (s *Service) daemonLogs() string {
 		fmt.Fprintf(&b, "=== onekubed %s (VM/unit %s), err %v\n%s\n", k[strings.Index(k, "/")+1:], k, d.Err, d.Output())
 	}
 	return b.String()
+}
+
+// KillDaemon kills a VM's `onekubed <name>` with SIGKILL, as a crash
+// would, and waits for it to end; its unit's Restart= is the test's
+// RestartDaemon.
+func (s *Service) KillDaemon(vmid int, name string) error {
+	s.mu.Lock()
+	d := s.daemons[fmt.Sprintf("%d/%s", vmid, name)]
+	s.mu.Unlock()
+	if d == nil || d.proc == nil {
+		return fmt.Errorf("VM %d runs no onekubed %s", vmid, name)
+	}
+	if err := d.proc.Kill(); err != nil {
+		return err
+	}
+	<-d.done
+	return nil
+}
+
+// RestartDaemon starts a VM's `onekubed <name>` again after KillDaemon
+// (systemd's Restart=), with the arguments the bed gives it.
+func (s *Service) RestartDaemon(vmid int, name string) error {
+	vm := s.VM(vmid)
+	info, ok := s.Sim.VM(vmid)
+	if vm == nil || !ok {
+		return fmt.Errorf("VM %d never booted", vmid)
+	}
+	var args []string
+	switch name {
+	case "serve":
+		args = s.o.ServeArgs
+	case "upgrade-node":
+		args = s.upgradeArgs()
+	}
+	s.ensureDaemon(vm, info, name, args...)
+	return nil
 }
 
 // StartServe starts `onekubed serve` on a master of a service run with

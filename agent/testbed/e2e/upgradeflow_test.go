@@ -290,7 +290,7 @@ func (w *pdbWatch) result() (int32, int) {
 // nodeSteps records when each Node first claimed a step of the target
 // and when it claimed done.
 type nodeSteps struct {
-	mu          sync.Mutex
+	mu              sync.Mutex
 	firstAt, doneAt map[string]time.Time
 }
 
