@@ -194,8 +194,8 @@ func (s *Sim) imageXML(img Image) string {
 func (s *Sim) vmXML(v *vm) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "<VM><ID>%d</ID><UID>%d</UID><GID>0</GID><UNAME>%s</UNAME><GNAME>oneadmin</GNAME><NAME>%s</NAME>"+
-		"<STATE>3</STATE><LCM_STATE>3</LCM_STATE><STIME>%d</STIME><TEMPLATE><CONTEXT>",
-		v.id, s.owner.id, xmlText(s.owner.uname()), xmlText(v.name), v.stime.Unix())
+		"<STATE>%d</STATE><LCM_STATE>%d</LCM_STATE><STIME>%d</STIME><TEMPLATE><CONTEXT>",
+		v.id, s.owner.id, xmlText(s.owner.uname()), xmlText(v.name), v.vmState(), v.lcmState(), v.stime.Unix())
 	for _, k := range sortedKeys(v.context) {
 		fmt.Fprintf(&b, "<%s>%s</%s>", k, cdata(v.context[k]), k)
 	}

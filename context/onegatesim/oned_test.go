@@ -2,6 +2,7 @@ package onegatesim
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -95,5 +96,34 @@ func TestOnedImageInfo(t *testing.T) {
 	}
 	if _, err := ctrl.Image(id+1).InfoContext(context.Background(), false); err == nil {
 		t.Error("an unknown image was served")
+	}
+}
+
+// one.vm.info says the VM's state as oned keeps it: a powered-off VM is
+// STATE 8 (POWEROFF), not ACTIVE/RUNNING, so onekube-flow's refusals see it.
+func TestOnedVMInfoState(t *testing.T) {
+	h := newHarness(t, Options{})
+	h.sim.SetOwner(5, "alice", nil)
+	h.instantiate(`{"name":"svc","deployment":"none","roles":[{"name":"master","type":"vm","template_id":1,"cardinality":1}]}`, "")
+	srv := httptest.NewServer(h.sim.OnedHandler("alice", "pw"))
+	defer srv.Close()
+	ctrl := goca.NewController(goca.NewClient(goca.NewConfig("alice", "pw", srv.URL), nil))
+	ctx := context.Background()
+	state := func() string {
+		t.Helper()
+		v, err := ctrl.VM(100).InfoContext(ctx, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprintf("%d/%d", v.StateRaw, v.LCMStateRaw)
+	}
+	if got := state(); got != "3/3" {
+		t.Errorf("running VM: %s, want 3/3", got)
+	}
+	if err := h.sim.Act(100, "poweroff", true); err != nil {
+		t.Fatal(err)
+	}
+	if got := state(); got != "8/0" {
+		t.Errorf("powered-off VM: %s, want 8/0 (POWEROFF, LCM_INIT)", got)
 	}
 }
