@@ -19,6 +19,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
@@ -89,7 +90,7 @@ func TestUpgrade(t *testing.T) {
 	}()
 
 	s := startServiceWith(t, b, testbed.ServiceOptions{Masters: nm, Workers: nw, CNIManifest: flannelManifest, AgentArgs: agentArgs,
-		Upgrade: true, ServeArgs: []string{"--upgrade-fast", "2s", "--upgrade-idle", "2s", "--upgrade-drain-timeout", "2m"}})
+		Upgrade: true, ServeArgs: []string{"--upgrade-fast", "2s", "--upgrade-idle", "2s", "--upgrade-drain-timeout", "30s"}})
 	for _, r := range waitAgents(t, s, nm+nw) {
 		if r.Code != 0 || r.Err != nil {
 			t.Fatalf("VM %d: bootstrap exited %d (%v):\n%s", r.VM.ID, r.Code, r.Err, lastLines(r.Output(), 20))
@@ -120,7 +121,10 @@ func TestUpgrade(t *testing.T) {
 	// A Deployment under a PDB; its pods may run on masters too, so a
 	// drained worker's pods have somewhere to go.
 	labels := map[string]string{"app": "web"}
-	replicas, minAvail, zero := int32(2), intstr.FromInt32(1), int64(0)
+	// The PDB first blocks every eviction (minAvailable 2 of 2): the
+	// rollout must stop at the first node hosting a pod, and continue once
+	// the owner relaxes it and runs the command again.
+	replicas, minAvail, zero := int32(2), intstr.FromInt32(2), int64(0)
 	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
 		Spec: appsv1.DeploymentSpec{Replicas: &replicas, Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
@@ -139,7 +143,7 @@ func TestUpgrade(t *testing.T) {
 		d, err := admin.AppsV1().Deployments("default").Get(ctx, "web", metav1.GetOptions{})
 		return err == nil && d.Status.ReadyReplicas == 2
 	})
-	step("Deployment web (2 replicas) under a PDB of minAvailable 1")
+	step("Deployment web (2 replicas) under a PDB of minAvailable 2")
 
 	bb := <-bundle
 	if bb.err != nil {
@@ -157,6 +161,46 @@ func TestUpgrade(t *testing.T) {
 		return onSwitch(t, b, env, onekubeFlow(t), args...)
 	}
 
+	svc := strconv.Itoa(s.ID)
+	upgradeTo := func(version string, image int) (int, string, string) {
+		return cli("upgrade", svc, "--to", version, "--bundle", strconv.Itoa(image), "--kubeconfig", kubeconfig, "--context", "kubernetes-admin@kubernetes")
+	}
+	refused := func(what, want string, code int, out, errs string) {
+		t.Helper()
+		if code == 0 || !strings.Contains(errs, want) {
+			t.Fatalf("%s: exited %d, want a refusal naming %q:\n%s%s", what, code, want, out, errs)
+		}
+		if _, err := admin.CoreV1().ConfigMaps(upgrade.PlanNamespace).Get(ctx, upgrade.PlanName, metav1.GetOptions{}); err == nil {
+			t.Fatalf("%s: a plan was written", what)
+		}
+		step("refused, %s: %s", what, lastLines(strings.TrimSpace(errs), 1))
+	}
+
+	// Refusals before anything moves. A skipped minor: a bundle image
+	// without a version attribute, so the version rule is what refuses.
+	unversioned := s.Sim.CreateImage(onegatesim.Image{Name: "unversioned", Source: img, Template: map[string]string{upgrade.BundleSHA256Attr: bb.sum}})
+	code, out, errs := upgradeTo("v1.38.0", unversioned)
+	refused("a skipped minor", "upgrade refused (skipped-minor)", code, out, errs)
+	// A powered-off VM: OneFlow puts the service in WARNING.
+	if err := s.Sim.Act(workers[0].ID, "poweroff", true); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, 30*time.Second, "the worker's VM to lose power", func() bool { return s.VM(workers[0].ID).Pid() == 0 })
+	code, out, errs = upgradeTo(to.Version, imageID)
+	refused("a powered-off worker", "upgrade refused (service-state): service "+svc+" is WARNING", code, out, errs)
+	if err := s.Sim.Act(workers[0].ID, "resume", false); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, 3*time.Minute, "the worker back, Ready, and the service RUNNING", func() bool {
+		n, err := admin.CoreV1().Nodes().Get(ctx, fmt.Sprintf("worker-%d", workers[0].ID), metav1.GetOptions{})
+		return err == nil && ready(n) && s.Sim.ServiceState(s.ID) == "RUNNING"
+	})
+	waitUntil(t, 2*time.Minute, "the Deployment's 2 pods ready again", func() bool {
+		d, err := admin.AppsV1().Deployments("default").Get(ctx, "web", metav1.GetOptions{})
+		return err == nil && d.Status.ReadyReplicas == 2
+	})
+	step("the worker resumed")
+
 	// The watchers: /readyz through a worker's balancer every 200 ms;
 	// the PDB and each Node's step, every 200 ms / 1 s.
 	caPEM, err := m0.ReadFile("/etc/kubernetes/pki/ca.crt")
@@ -169,13 +213,50 @@ func TestUpgrade(t *testing.T) {
 	pw := watchPDB(pctx, admin)
 	nt := watchNodeSteps(pctx, admin, to.Version)
 
-	svc := strconv.Itoa(s.ID)
-	code, out, errs := cli("upgrade", svc, "--to", to.Version, "--bundle", strconv.Itoa(imageID), "--kubeconfig", kubeconfig, "--context", "kubernetes-admin@kubernetes")
+	code, out, errs = upgradeTo(to.Version, imageID)
 	if code != 0 {
 		t.Fatalf("onekube-flow upgrade exited %d:\n%s%s", code, out, errs)
 	}
 	upStart := time.Now()
 	step("onekube-flow upgrade: %s", strings.TrimSpace(out))
+
+	// The blocking PDB stops the rollout after the drain timeout, with
+	// its reason in the plan and in status; the cluster keeps serving.
+	var stopped string
+	waitUntil(t, 6*time.Minute, "the rollout to stop on the PDB", func() bool {
+		cm, err := admin.CoreV1().ConfigMaps(upgrade.PlanNamespace).Get(ctx, upgrade.PlanName, metav1.GetOptions{})
+		stopped = ""
+		if err == nil {
+			stopped = cm.Data[upgrade.KeyStopped]
+		}
+		return stopped != ""
+	})
+	if !strings.Contains(stopped, "drain-blocked") {
+		t.Fatalf("rollout stopped with %q, want drain-blocked", stopped)
+	}
+	step("rollout stopped: %s", stopped)
+	waitUntil(t, 30*time.Second, "onekube-flow status to show the stop and exit 1", func() bool {
+		code, out, errs = cli("status", svc)
+		return code == 1 && strings.Contains(out, "UPGRADE STOPPED") && strings.Contains(out, "drain-blocked")
+	})
+	if _, err := admin.CoreV1().Nodes().List(ctx, metav1.ListOptions{}); err != nil {
+		t.Fatalf("the cluster stopped serving: %v", err)
+	}
+	// The owner relaxes the PDB and runs the command again: it goes on.
+	patch := []byte(`{"spec":{"minAvailable":1}}`)
+	if _, err := admin.PolicyV1().PodDisruptionBudgets("default").Patch(ctx, "web", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs = upgradeTo(to.Version, imageID)
+	if code != 0 {
+		t.Fatalf("onekube-flow upgrade (again) exited %d:\n%s%s", code, out, errs)
+	}
+	step("PDB relaxed to minAvailable 1; onekube-flow upgrade again: %s", strings.TrimSpace(out))
+
+	// A crash: the executor of a node not done yet is killed mid-step
+	// (before kubeadm runs, whose process systemd's KillMode would also
+	// end) and restarted as its unit's Restart= does; it resumes.
+	go crashOnce(pctx, t, s, admin, nt, to.Version, append(masters, workers...))
 
 	// status --wait returns once the service is ready; the upgrade is
 	// done when every Node has claimed done at the target.
@@ -218,11 +299,21 @@ func TestUpgrade(t *testing.T) {
 		t.Logf("node %s: first step at +%s, done at +%s (%s)", n, from.Sub(upStart).Round(100*time.Millisecond),
 			done.Sub(upStart).Round(100*time.Millisecond), done.Sub(from).Round(100*time.Millisecond))
 	}
-	t.Log(poll.summary())
-	for _, w := range poll.windows() {
-		if w > 2*time.Second {
-			t.Errorf("the API was unreachable through the balancer for %s (goal: no window over 2 s)", w.Round(100*time.Millisecond))
-		}
+	nt.mu.Lock()
+	if len(nt.notes) == 0 {
+		t.Log("crash: no node was caught at an early step")
+	}
+	for _, n := range nt.notes {
+		t.Log("crash: " + n)
+	}
+	nt.mu.Unlock()
+	t.Logf("%s; longest run of failures: %d", poll.summary(), poll.maxRun())
+	// The goal: no failure outlives one retry. A window is measured from
+	// the failed request's start to the next success's, so one request
+	// that timed out (2 s) followed by a success is a 2 s window and a
+	// run of one.
+	if run := poll.maxRun(); run > 1 {
+		t.Errorf("%d requests in a row failed through the balancer (goal: the next one succeeds)", run)
 	}
 	if t.Failed() {
 		for _, v := range append(masters, workers...) {
@@ -292,6 +383,13 @@ func (w *pdbWatch) result() (int32, int) {
 type nodeSteps struct {
 	mu              sync.Mutex
 	firstAt, doneAt map[string]time.Time
+	notes           []string
+}
+
+func (ns *nodeSteps) note(s string) {
+	ns.mu.Lock()
+	defer ns.mu.Unlock()
+	ns.notes = append(ns.notes, s)
 }
 
 func watchNodeSteps(ctx context.Context, c kubernetes.Interface, target string) *nodeSteps {
@@ -340,4 +438,59 @@ func (ns *nodeSteps) span(name string) (time.Time, time.Time) {
 	ns.mu.Lock()
 	defer ns.mu.Unlock()
 	return ns.firstAt[name], ns.doneAt[name]
+}
+
+// crashOnce kills the upgrade-node of the first VM seen claiming an early
+// step (attach to import-images) and restarts it 2 s later.
+func crashOnce(ctx context.Context, t *testing.T, s *testbed.Service, c kubernetes.Interface, nt *nodeSteps, target string, vms []onegatesim.VMInfo) {
+	early := map[string]bool{}
+	for _, st := range []upgrade.Step{upgrade.StepAttach, upgrade.StepMount, upgrade.StepVerify, upgrade.StepKubeadm, upgrade.StepImages} {
+		early[string(st)] = true
+	}
+	for ctx.Err() == nil {
+		nodes, err := c.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err == nil {
+			for _, n := range nodes.Items {
+				v, st, _ := strings.Cut(n.Annotations[upgrade.AnnotationStep], " ")
+				if v != target || !early[st] {
+					continue
+				}
+				for _, vm := range vms {
+					if !strings.HasSuffix(n.Name, "-"+strconv.Itoa(vm.ID)) {
+						continue
+					}
+					if err := s.KillDaemon(vm.ID, "upgrade-node"); err != nil {
+						t.Logf("crash: %v", err)
+						return
+					}
+					nt.note(fmt.Sprintf("killed VM %d's onekubed upgrade-node at step %s", vm.ID, st))
+					time.Sleep(2 * time.Second)
+					if err := s.RestartDaemon(vm.ID, "upgrade-node"); err != nil {
+						t.Logf("crash: restart: %v", err)
+					}
+					return
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// maxRun is the longest run of failed requests in a row.
+func (p *poller) maxRun() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	best, run := 0, 0
+	for _, ok := range p.ok {
+		if ok {
+			run = 0
+			continue
+		}
+		run++
+		best = max(best, run)
+	}
+	return best
 }
