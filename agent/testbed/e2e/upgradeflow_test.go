@@ -188,12 +188,26 @@ func TestUpgrade(t *testing.T) {
 	waitUntil(t, 30*time.Second, "the worker's VM to lose power", func() bool { return s.VM(workers[0].ID).Pid() == 0 })
 	code, out, errs = upgradeTo(to.Version, imageID)
 	refused("a powered-off worker", "upgrade refused (service-state): service "+svc+" is WARNING", code, out, errs)
+	resumed := time.Now()
 	if err := s.Sim.Act(workers[0].ID, "resume", false); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, 3*time.Minute, "the worker back, Ready, and the service RUNNING", func() bool {
+	waitUntil(t, time.Minute, "the worker's VM to boot", func() bool { return s.VM(workers[0].ID).Pid() != 0 })
+	// Ready, as its kubelet says after the boot (the Node's condition
+	// stays Ready for the 40 s grace of a power cut): a heartbeat or a
+	// lease renewal after the resume.
+	waitUntil(t, 3*time.Minute, "the worker's kubelet Ready again, and the service RUNNING", func() bool {
 		n, err := admin.CoreV1().Nodes().Get(ctx, fmt.Sprintf("worker-%d", workers[0].ID), metav1.GetOptions{})
-		return err == nil && ready(n) && s.Sim.ServiceState(s.ID) == "RUNNING"
+		if err != nil || !ready(n) || s.Sim.ServiceState(s.ID) != "RUNNING" {
+			return false
+		}
+		for _, c := range n.Status.Conditions {
+			if c.Type == corev1.NodeReady && c.LastHeartbeatTime.After(resumed) {
+				return true
+			}
+		}
+		l, err := admin.CoordinationV1().Leases("kube-node-lease").Get(ctx, n.Name, metav1.GetOptions{})
+		return err == nil && l.Spec.RenewTime != nil && l.Spec.RenewTime.After(resumed)
 	})
 	waitUntil(t, 2*time.Minute, "the Deployment's 2 pods ready again", func() bool {
 		d, err := admin.AppsV1().Deployments("default").Get(ctx, "web", metav1.GetOptions{})
