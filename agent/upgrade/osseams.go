@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/onekube/onekube/agent/gate"
+	"github.com/onekube/onekube/agent/safetext"
 	"github.com/onekube/onekube/agent/system"
 	vmcontext "github.com/onekube/onekube/context"
 	"github.com/onekube/onekube/context/onegate"
@@ -184,7 +185,29 @@ func (m OSMounter) Unmount(ctx context.Context, dir string) error {
 // `onekube-flow status` (display only: a sibling can rewrite it).
 type OneGatePublisher struct{ OneGate gate.OneGate }
 
-// Publish implements Publisher.
+// Publish implements Publisher. OneGate stores no empty value, and no
+// quote, comma, bracket or backslash (onegate.CheckValue), so a step
+// without an error erases the error key, and an error's text (kubeadm's
+// words) is made storable: sending them as they were lost every step's
+// publication (seen in the bed).
 func (p OneGatePublisher) Publish(ctx context.Context, step, errText string) error {
-	return p.OneGate.UpdateVM(ctx, onegate.KV{Key: vmcontext.KeyPubNodeUpgrade, Value: step}, onegate.KV{Key: vmcontext.KeyPubNodeUpgradeError, Value: errText})
+	if errText == "" {
+		if err := p.OneGate.UpdateVM(ctx, onegate.KV{Key: vmcontext.KeyPubNodeUpgrade, Value: step}); err != nil {
+			return err
+		}
+		return gate.EraseKeys(ctx, p.OneGate, vmcontext.KeyPubNodeUpgradeError)
+	}
+	return p.OneGate.UpdateVM(ctx, onegate.KV{Key: vmcontext.KeyPubNodeUpgrade, Value: step},
+		onegate.KV{Key: vmcontext.KeyPubNodeUpgradeError, Value: storable(errText)})
+}
+
+// storable is s as a value OneGate stores as sent: escaped and bounded
+// (safetext), the characters it refuses replaced by near ones.
+func storable(s string) string {
+	s = safetext.Value(strings.NewReplacer("\r\n", "; ", "\n", "; ", "\r", "; ").Replace(s))
+	s = strings.NewReplacer(`"`, "'", ",", ";", "[", "(", "]", ")", `\`, "/").Replace(s)
+	if s == "" {
+		return "-"
+	}
+	return s
 }

@@ -3,6 +3,7 @@ package upgrade
 import (
 	"context"
 	"errors"
+	"maps"
 	"strings"
 	"testing"
 
@@ -10,7 +11,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/onekube/onekube/agent/gate"
 	"github.com/onekube/onekube/agent/system/systemtest"
+	vmcontext "github.com/onekube/onekube/context"
 	"github.com/onekube/onekube/context/onegate"
 )
 
@@ -208,5 +211,59 @@ func TestServiceDisks(t *testing.T) {
 				t.Fatalf("DiskID = %d, %v; want %v", id, err, tc.err)
 			}
 		})
+	}
+}
+
+// pubGate is this VM's USER_TEMPLATE behind OneGate, refusing what the
+// real client refuses (onegate.CheckValue: empty values, quotes, commas).
+type pubGate struct {
+	gate.OneGate
+	ut map[string]string
+}
+
+func (g *pubGate) GetVM(context.Context) (*onegate.VM, error) {
+	return &onegate.VM{ID: 5, UserTemplate: maps.Clone(g.ut)}, nil
+}
+
+func (g *pubGate) UpdateVM(_ context.Context, kvs ...onegate.KV) error {
+	for _, kv := range kvs {
+		if err := onegate.CheckValue(kv.Key, kv.Value); err != nil {
+			return err
+		}
+	}
+	for _, kv := range kvs {
+		g.ut[kv.Key] = kv.Value
+	}
+	return nil
+}
+
+func (g *pubGate) EraseVMKey(_ context.Context, key string) error {
+	delete(g.ut, key)
+	return nil
+}
+
+// A step without an error is published (its error key erased, never set
+// empty), and a failure's text, which quotes kubeadm's words, is stored.
+func TestOneGatePublisher(t *testing.T) {
+	ctx := context.Background()
+	g := &pubGate{ut: map[string]string{}}
+	p := OneGatePublisher{OneGate: g}
+	if err := p.Publish(ctx, "v1.37.2 attach", ""); err != nil {
+		t.Fatal(err)
+	}
+	if got := g.ut[vmcontext.KeyPubNodeUpgrade]; got != "v1.37.2 attach" {
+		t.Fatalf("step %q", got)
+	}
+	if err := p.Publish(ctx, "v1.37.2 failed", `kubeadm-upgrade: exit 1: [preflight] "x", y`); err != nil {
+		t.Fatal(err)
+	}
+	if got := g.ut[vmcontext.KeyPubNodeUpgradeError]; got == "" || strings.ContainsAny(got, `",[]\`) {
+		t.Fatalf("error published as %q", got)
+	}
+	if err := p.Publish(ctx, "v1.37.2 attach", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := g.ut[vmcontext.KeyPubNodeUpgradeError]; ok {
+		t.Fatalf("error key kept after a step without error: %v", g.ut)
 	}
 }
