@@ -291,6 +291,24 @@ func TestUpgrade(t *testing.T) {
 	if sv, err := admin.Discovery().ServerVersion(); err != nil || sv.GitVersion != to.Version {
 		t.Errorf("API server version %v, %v", sv, err)
 	}
+	// kubeadm's sequence on every master: the static pods on their new
+	// manifests (etcd 3.6 to 3.7 included).
+	for _, m := range masters {
+		for _, name := range []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler", "etcd"} {
+			pod, err := admin.CoreV1().Pods("kube-system").Get(ctx, fmt.Sprintf("%s-master-%d", name, m.ID), metav1.GetOptions{})
+			if err != nil {
+				t.Error(err)
+				continue
+			}
+			want := "registry.k8s.io/" + name + ":" + to.Version
+			if name == "etcd" {
+				want = "registry.k8s.io/etcd:3.7.0-0"
+			}
+			if got := pod.Spec.Containers[0].Image; got != want {
+				t.Errorf("%s on master %d runs %s, want %s", name, m.ID, got, want)
+			}
+		}
+	}
 	members, err := etcdClient(t, b, s, masters).Members(ctx)
 	if err != nil {
 		t.Fatal(err)
