@@ -310,8 +310,11 @@ func (c *Certs) publish(ctx context.Context, errText string) error {
 // and the characters OneGate refuses become their nearest storable ones.
 // Found on the test bed: a restart error quoting "probe-port" was never
 // published.
-func certsErrorText(err error) string {
-	s := strings.NewReplacer("\r\n", "; ", "\n", "; ", "\r", "; ").Replace(err.Error())
+func certsErrorText(err error) string { return oneGateText(err.Error()) }
+
+// oneGateText is s as a value OneGate stores as sent: see certsErrorText.
+func oneGateText(s string) string {
+	s = strings.NewReplacer("\r\n", "; ", "\n", "; ", "\r", "; ").Replace(s)
 	s = safetext.Value(s)
 	s = strings.NewReplacer(`"`, "'", ",", ";", "[", "(", "]", ")", `\`, "/").Replace(s)
 	if s == "" {

@@ -129,6 +129,13 @@ func (f *fakeService) UpdateVM(_ context.Context, kvs ...onegate.KV) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls["UpdateVM"]++
+	// As the real client does (onegate.EncodeUpdate): a value OneGate
+	// cannot store is refused, and nothing is written.
+	for _, kv := range kvs {
+		if err := onegate.CheckValue(kv.Key, kv.Value); err != nil {
+			return err
+		}
+	}
 	for _, kv := range kvs {
 		f.vms[f.self].UserTemplate[kv.Key] = kv.Value
 	}

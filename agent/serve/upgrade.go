@@ -275,17 +275,17 @@ func (u *Upgrade) publish(ctx context.Context, data map[string]string) error {
 	line := data[upgrade.KeyTarget] + " " + data[upgrade.KeyPhase]
 	if data[upgrade.KeyPhase] == "" {
 		grants := len(upgrade.Grants(data))
-		line = fmt.Sprintf("%s in progress, %d node(s) granted", data[upgrade.KeyTarget], grants)
+		line = fmt.Sprintf("%s in progress: %d node(s) granted", data[upgrade.KeyTarget], grants)
 	}
-	if err := u.published.set(ctx, u.OneGate, line); err != nil {
+	if err := u.published.set(ctx, u.OneGate, oneGateText(line)); err != nil {
 		return err
 	}
-	return u.errMirror.set(ctx, u.OneGate, boundedValue(data[upgrade.KeyStopped]))
-}
-
-func boundedValue(s string) string {
-	if len(s) > 240 {
-		return s[:240]
+	stopped := data[upgrade.KeyStopped]
+	if stopped != "" {
+		// A drain's error quotes pod names and carries commas, which
+		// OneGate cannot store (onegate.CheckValue): seen in the bed, where
+		// the stop was never published.
+		stopped = oneGateText(stopped)
 	}
-	return s
+	return u.errMirror.set(ctx, u.OneGate, stopped)
 }

@@ -39,7 +39,8 @@ type fakeDrainer struct {
 func (f *fakeDrainer) Drain(_ context.Context, n string) error {
 	f.log = append(f.log, "drain "+n)
 	if f.blocked[n] {
-		return errors.New("Cannot evict pod as it would violate the pod's disruption budget")
+		// As kubectl's drain words it: quotes, a comma, brackets.
+		return errors.New(`error when evicting pods/"web-1" -n "default": Cannot evict pod as it would violate the pod's disruption budget, [global timeout reached: 30s]`)
 	}
 	return nil
 }
@@ -191,7 +192,7 @@ func TestUpgradeRefuses(t *testing.T) {
 			r.og.set(func(f *fakeService) { f.state = 4 })
 		}, "(service-state)"},
 		"etcd unhealthy":         {func(r *upgradeRig) { r.etcd.healthy = 1 }, "(etcd): 1 of 2 etcd members are healthy"},
-		"drain blocked by a PDB": {func(r *upgradeRig) { r.drain.blocked["m1"] = true }, "(drain-blocked): draining node m1: Cannot evict pod"},
+		"drain blocked by a PDB": {func(r *upgradeRig) { r.drain.blocked["m1"] = true }, "(drain-blocked): draining node m1: error when evicting pods/"},
 		"skipped minor": {func(r *upgradeRig) {
 			n, _ := r.cs.CoreV1().Nodes().Get(context.Background(), "w2", metav1.GetOptions{})
 			n.Status.NodeInfo.KubeletVersion = "v1.35.0"

@@ -19,8 +19,17 @@ import (
 type KubectlDrainer struct {
 	Client  kubernetes.Interface
 	Timeout time.Duration
-	Log     *slog.Logger
+	// RetryDelay is the wait after an eviction a PodDisruptionBudget
+	// refused (0: DefaultEvictRetryDelay).
+	RetryDelay time.Duration
+	Log        *slog.Logger
 }
+
+// DefaultEvictRetryDelay is kubectl drain's wait between evictions a PDB
+// refuses (k8s.io/kubectl pkg/cmd/drain/drain.go sets 5 s; the library's
+// zero value retries at once, a request and a log line per API round
+// trip for the whole drain timeout).
+const DefaultEvictRetryDelay = 5 * time.Second
 
 // DefaultDrainTimeout is how long a PodDisruptionBudget may hold a drain
 // before the rollout stops. It stays well inside DefaultMaxTick, past which
@@ -38,14 +47,19 @@ func (d KubectlDrainer) helper(ctx context.Context) *drain.Helper {
 	if timeout <= 0 {
 		timeout = DefaultDrainTimeout
 	}
+	delay := d.RetryDelay
+	if delay <= 0 {
+		delay = DefaultEvictRetryDelay
+	}
 	return &drain.Helper{
 		Ctx: ctx, Client: d.Client,
-		GracePeriodSeconds:  -1,
-		IgnoreAllDaemonSets: true,
-		DeleteEmptyDirData:  true,
-		Timeout:             timeout,
-		Out:                 slogWriter{log, slog.LevelInfo},
-		ErrOut:              slogWriter{log, slog.LevelWarn},
+		EvictErrorRetryDelay: delay,
+		GracePeriodSeconds:   -1,
+		IgnoreAllDaemonSets:  true,
+		DeleteEmptyDirData:   true,
+		Timeout:              timeout,
+		Out:                  slogWriter{log, slog.LevelInfo},
+		ErrOut:               slogWriter{log, slog.LevelWarn},
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
@@ -38,6 +39,14 @@ type ServiceOptions struct {
 	// NoServe masks onekube-serve.service on the masters, for tests that
 	// tamper with the join data it would otherwise publish again.
 	NoServe bool
+	// ServeArgs are appended to `onekubed serve` (its unit's
+	// ONEKUBE_SERVE_ARGS): shorter ticks for tests.
+	ServeArgs []string
+	// Upgrade starts onekube-upgrade.service (`onekubed upgrade-node`)
+	// on every VM whose bootstrap succeeded, polling the plan every
+	// UpgradeEvery (0: 2 s; the unit's default is 30 s).
+	Upgrade      bool
+	UpgradeEvery time.Duration
 	// Context adds CONTEXT variables to every role's template_contents
 	// (after the bed's own), as an operator would in the VM templates.
 	Context map[string]string
@@ -72,6 +81,7 @@ type AgentRun struct {
 	output     lockedBuffer
 	done       chan struct{}
 	boot       int // the VM's boot it runs in (daemons)
+	proc       *os.Process
 }
 
 // Output is what the agent wrote (its journal).
@@ -186,8 +196,8 @@ func (s *Service) launch(info onegatesim.VMInfo) {
 		}
 		s.ensureDaemon(vm, info, "lb")
 		s.runAgent(vm, r, nil)
-		if r.Code == 0 && info.Role == "master" && !s.o.NoServe {
-			s.ensureDaemon(vm, info, "serve")
+		if r.Code == 0 {
+			s.afterBootstrap(vm, info)
 		}
 	}()
 }
@@ -264,8 +274,8 @@ func (s *Service) RunAgain(vmid int, extra ...string) (*AgentRun, error) {
 	}
 	s.ensureDaemon(vm, info, "lb")
 	s.runAgent(vm, r, extra)
-	if r.Code == 0 && info.Role == "master" && !s.o.NoServe {
-		s.ensureDaemon(vm, info, "serve")
+	if r.Code == 0 {
+		s.afterBootstrap(vm, info)
 	}
 	return r, r.Err
 }

@@ -25,19 +25,42 @@ func (s *Service) startUnits(vm *VM, info onegatesim.VMInfo) {
 		return
 	}
 	s.ensureDaemon(vm, info, "lb")
+	if _, err := vm.ReadFile("/var/lib/onekube/bootstrap.done"); err != nil {
+		return
+	}
+	if _, err := vm.ReadFile("/etc/kubernetes/kubelet.conf"); err == nil && s.o.Upgrade {
+		s.ensureDaemon(vm, info, "upgrade-node", s.upgradeArgs()...)
+	}
 	if info.Role != "master" || s.o.NoServe {
 		return
 	}
-	for _, p := range []string{"/var/lib/onekube/bootstrap.done", "/etc/kubernetes/admin.conf"} {
-		if _, err := vm.ReadFile(p); err != nil {
-			return
-		}
+	if _, err := vm.ReadFile("/etc/kubernetes/admin.conf"); err != nil {
+		return
 	}
-	s.ensureDaemon(vm, info, "serve")
+	s.ensureDaemon(vm, info, "serve", s.o.ServeArgs...)
 }
 
-// ensureDaemon starts `onekubed <name>` in vm unless it runs.
-func (s *Service) ensureDaemon(vm *VM, info onegatesim.VMInfo, name string) {
+// afterBootstrap starts the units a successful bootstrap lets start:
+// onekube-serve on a master, onekube-upgrade (ServiceOptions.Upgrade).
+func (s *Service) afterBootstrap(vm *VM, info onegatesim.VMInfo) {
+	if s.o.Upgrade {
+		s.ensureDaemon(vm, info, "upgrade-node", s.upgradeArgs()...)
+	}
+	if info.Role == "master" && !s.o.NoServe {
+		s.ensureDaemon(vm, info, "serve", s.o.ServeArgs...)
+	}
+}
+
+func (s *Service) upgradeArgs() []string {
+	every := s.o.UpgradeEvery
+	if every <= 0 {
+		every = 2 * time.Second
+	}
+	return []string{"--every", every.String()}
+}
+
+// ensureDaemon starts `onekubed <name> [args]` in vm unless it runs.
+func (s *Service) ensureDaemon(vm *VM, info onegatesim.VMInfo, name string, args ...string) {
 	key := fmt.Sprintf("%d/%s", info.ID, name)
 	boot := vm.Boots()
 	s.mu.Lock()
@@ -66,7 +89,7 @@ func (s *Service) ensureDaemon(vm *VM, info onegatesim.VMInfo, name string) {
 	d := &AgentRun{VM: info, Code: -1, done: make(chan struct{}), boot: boot}
 	s.daemons[key] = d
 	s.mu.Unlock()
-	cmd, err := vm.Command(s.ctx, nil, "onekubed", name, "--log-format", "text")
+	cmd, err := vm.Command(s.ctx, nil, "onekubed", append([]string{name, "--log-format", "text"}, args...)...)
 	if err != nil {
 		d.Err = err
 		close(d.done)
@@ -79,6 +102,7 @@ func (s *Service) ensureDaemon(vm *VM, info onegatesim.VMInfo, name string) {
 		close(d.done)
 		return
 	}
+	d.proc = cmd.Process
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -102,7 +126,8 @@ func (s *Service) ensureDaemon(vm *VM, info onegatesim.VMInfo, name string) {
 	}
 }
 
-// Daemon returns the output of a VM's `onekubed <name>` (lb, serve).
+// Daemon returns the output of a VM's `onekubed <name>` (lb, serve,
+// upgrade-node).
 func (s *Service) Daemon(vmid int, name string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -123,6 +148,42 @@ func (s *Service) daemonLogs() string {
 	return b.String()
 }
 
+// KillDaemon kills a VM's `onekubed <name>` with SIGKILL, as a crash
+// would, and waits for it to end; its unit's Restart= is the test's
+// RestartDaemon.
+func (s *Service) KillDaemon(vmid int, name string) error {
+	s.mu.Lock()
+	d := s.daemons[fmt.Sprintf("%d/%s", vmid, name)]
+	s.mu.Unlock()
+	if d == nil || d.proc == nil {
+		return fmt.Errorf("VM %d runs no onekubed %s", vmid, name)
+	}
+	if err := d.proc.Kill(); err != nil {
+		return err
+	}
+	<-d.done
+	return nil
+}
+
+// RestartDaemon starts a VM's `onekubed <name>` again after KillDaemon
+// (systemd's Restart=), with the arguments the bed gives it.
+func (s *Service) RestartDaemon(vmid int, name string) error {
+	vm := s.VM(vmid)
+	info, ok := s.Sim.VM(vmid)
+	if vm == nil || !ok {
+		return fmt.Errorf("VM %d never booted", vmid)
+	}
+	var args []string
+	switch name {
+	case "serve":
+		args = s.o.ServeArgs
+	case "upgrade-node":
+		args = s.upgradeArgs()
+	}
+	s.ensureDaemon(vm, info, name, args...)
+	return nil
+}
+
 // StartServe starts `onekubed serve` on a master of a service run with
 // NoServe, as its unit would: for tests that mask it only for a while.
 func (s *Service) StartServe(vmid int) error {
@@ -131,6 +192,6 @@ func (s *Service) StartServe(vmid int) error {
 	if vm == nil || !ok {
 		return fmt.Errorf("VM %d never booted", vmid)
 	}
-	s.ensureDaemon(vm, info, "serve")
+	s.ensureDaemon(vm, info, "serve", s.o.ServeArgs...)
 	return nil
 }

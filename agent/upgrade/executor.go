@@ -34,6 +34,12 @@ type Executor struct {
 
 	// AttachWait bounds the wait for the attached disk's label to show.
 	AttachWait time.Duration
+	// IgnorePreflight are the kubeadm preflight checks the operator has
+	// this VM ignore (ONEAPP_K8S_IGNORE_PREFLIGHT_ERRORS), as its init or
+	// join did: `upgrade apply` and `upgrade node` run preflight too
+	// (cmd/kubeadm/app/cmd/upgrade/common.go runPreflightChecks), and a
+	// check the host fails at init fails there again.
+	IgnorePreflight []string
 
 	// doneClaimed: this process has claimed done for that target once; a
 	// claim per poll would be a Node write every 30 s on every node.
@@ -173,6 +179,9 @@ func (r *nodeRun) do(ctx context.Context, step Step) error {
 			// because the renewal is part of why upgrades keep a cluster
 			// alive (docs/certificates.md).
 			c.Args = []string{"upgrade", "apply", "-y", r.plan.Target.String(), "--certificate-renewal=true"}
+		}
+		if len(e.IgnorePreflight) > 0 {
+			c.Args = append(c.Args, "--ignore-preflight-errors="+strings.Join(e.IgnorePreflight, ","))
 		}
 		return r.run(ctx, kubeadmTimeout, c)
 	case StepKubelet:

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -207,6 +208,31 @@ func TestExecutorWorkerRunsUpgradeNode(t *testing.T) {
 	}
 	if r.exec.Count(filepath.Join(r.bin, "kubeadm")+" upgrade node") != 1 || r.exec.Count(filepath.Join(r.bin, "kubeadm")+" upgrade apply") != 0 {
 		t.Fatalf("commands %q", r.commands())
+	}
+}
+
+// The operator's preflight ignores reach kubeadm upgrade as they reached
+// its init and join; none adds no flag.
+func TestExecutorIgnorePreflight(t *testing.T) {
+	cases := []struct {
+		mode   Mode
+		ignore []string
+		want   string
+	}{
+		{ModeApply, nil, "kubeadm upgrade apply -y v1.37.2 --certificate-renewal=true"},
+		{ModeApply, []string{"SystemVerification"}, "kubeadm upgrade apply -y v1.37.2 --certificate-renewal=true --ignore-preflight-errors=SystemVerification"},
+		{ModeNode, nil, "kubeadm upgrade node"},
+		{ModeNode, []string{"SystemVerification", "NumCPU"}, "kubeadm upgrade node --ignore-preflight-errors=SystemVerification,NumCPU"},
+	}
+	for _, c := range cases {
+		r := newRig(t, "v1.37.2", c.mode)
+		r.e.IgnorePreflight = c.ignore
+		if err := r.e.RunOnce(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if got := r.commands(); !slices.Contains(got, c.want) {
+			t.Errorf("%s %v: commands %q, want %q", c.mode, c.ignore, got, c.want)
+		}
 	}
 }
 

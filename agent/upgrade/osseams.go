@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/onekube/onekube/agent/gate"
+	"github.com/onekube/onekube/agent/safetext"
 	"github.com/onekube/onekube/agent/system"
 	vmcontext "github.com/onekube/onekube/context"
 	"github.com/onekube/onekube/context/onegate"
@@ -62,7 +63,8 @@ func (k KubePlan) Annotate(ctx context.Context, claim, errText string) error {
 // a template String ("DISK=[IMAGE_ID=118]") and detachdisk an Integer
 // (onegate-server.rb perform_action → one.vm.attach / one.vm.detach;
 // docs/upgrade-bundle.md). The Actioner gets them as the single entry of
-// its params map ("disk_template", "disk_id"), to send as the raw value.
+// its params map ("disk_template", "disk_id"), which
+// onegate.ActionBody sends bare.
 type OneGateDisks struct {
 	Actions Actioner
 	VMID    int
@@ -75,7 +77,7 @@ var _ Disks = OneGateDisks{}
 
 // Attach implements Disks.
 func (d OneGateDisks) Attach(ctx context.Context, imageID int) error {
-	return d.Actions.Action(ctx, d.VMID, "attachdisk", map[string]string{"disk_template": fmt.Sprintf("DISK=[IMAGE_ID=%d]", imageID)})
+	return d.Actions.Action(ctx, d.VMID, onegate.ActionAttachDisk, map[string]string{onegate.ParamDiskTemplate: fmt.Sprintf("DISK=[IMAGE_ID=%d]", imageID)})
 }
 
 // ErrNotAttached is DiskID's answer when no disk of the image is attached.
@@ -93,7 +95,7 @@ func (d OneGateDisks) Detach(ctx context.Context, imageID int) error {
 	if err != nil {
 		return err
 	}
-	return d.Actions.Action(ctx, d.VMID, "detachdisk", map[string]string{"disk_id": strconv.Itoa(id)})
+	return d.Actions.Action(ctx, d.VMID, onegate.ActionDetachDisk, map[string]string{onegate.ParamDiskID: strconv.Itoa(id)})
 }
 
 // ServiceDisks reads this VM's disks from the extended service document:
@@ -183,7 +185,29 @@ func (m OSMounter) Unmount(ctx context.Context, dir string) error {
 // `onekube-flow status` (display only: a sibling can rewrite it).
 type OneGatePublisher struct{ OneGate gate.OneGate }
 
-// Publish implements Publisher.
+// Publish implements Publisher. OneGate stores no empty value, and no
+// quote, comma, bracket or backslash (onegate.CheckValue), so a step
+// without an error erases the error key, and an error's text (kubeadm's
+// words) is made storable: sending them as they were lost every step's
+// publication (seen in the bed).
 func (p OneGatePublisher) Publish(ctx context.Context, step, errText string) error {
-	return p.OneGate.UpdateVM(ctx, onegate.KV{Key: vmcontext.KeyPubNodeUpgrade, Value: step}, onegate.KV{Key: vmcontext.KeyPubNodeUpgradeError, Value: errText})
+	if errText == "" {
+		if err := p.OneGate.UpdateVM(ctx, onegate.KV{Key: vmcontext.KeyPubNodeUpgrade, Value: step}); err != nil {
+			return err
+		}
+		return gate.EraseKeys(ctx, p.OneGate, vmcontext.KeyPubNodeUpgradeError)
+	}
+	return p.OneGate.UpdateVM(ctx, onegate.KV{Key: vmcontext.KeyPubNodeUpgrade, Value: step},
+		onegate.KV{Key: vmcontext.KeyPubNodeUpgradeError, Value: storable(errText)})
+}
+
+// storable is s as a value OneGate stores as sent: escaped and bounded
+// (safetext), the characters it refuses replaced by near ones.
+func storable(s string) string {
+	s = safetext.Value(strings.NewReplacer("\r\n", "; ", "\n", "; ", "\r", "; ").Replace(s))
+	s = strings.NewReplacer(`"`, "'", ",", ";", "[", "(", "]", ")", `\`, "/").Replace(s)
+	if s == "" {
+		return "-"
+	}
+	return s
 }

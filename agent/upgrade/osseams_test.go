@@ -3,6 +3,7 @@ package upgrade
 import (
 	"context"
 	"errors"
+	"maps"
 	"strings"
 	"testing"
 
@@ -10,7 +11,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/onekube/onekube/agent/gate"
 	"github.com/onekube/onekube/agent/system/systemtest"
+	vmcontext "github.com/onekube/onekube/context"
 	"github.com/onekube/onekube/context/onegate"
 )
 
@@ -93,6 +96,13 @@ func TestOneGateDisks(t *testing.T) {
 	if len(a.calls) != 2 || a.calls[0].perform != want[0].perform || a.calls[0].params["disk_template"] != want[0].params["disk_template"] ||
 		a.calls[1].params["disk_id"] != "3" || a.calls[0].vmID != 12 || a.calls[1].vmID != 12 {
 		t.Fatalf("actions %+v", a.calls)
+	}
+	// What the real client sends for them: the template String and the
+	// Integer oned takes (onegate-server.rb perform_action).
+	for i, body := range []string{`{"action":{"params":"DISK=[IMAGE_ID=118]","perform":"attachdisk"}}`, `{"action":{"params":3,"perform":"detachdisk"}}`} {
+		if got, err := onegate.ActionBody(a.calls[i].perform, a.calls[i].params); err != nil || got != body {
+			t.Errorf("ActionBody(%s, %v) = %s, %v; want %s", a.calls[i].perform, a.calls[i].params, got, err, body)
+		}
 	}
 	d.DiskID = func(context.Context, int) (int, error) { return 0, errors.New("unknown") }
 	if err := d.Detach(ctx, 118); err == nil {
@@ -201,5 +211,59 @@ func TestServiceDisks(t *testing.T) {
 				t.Fatalf("DiskID = %d, %v; want %v", id, err, tc.err)
 			}
 		})
+	}
+}
+
+// pubGate is this VM's USER_TEMPLATE behind OneGate, refusing what the
+// real client refuses (onegate.CheckValue: empty values, quotes, commas).
+type pubGate struct {
+	gate.OneGate
+	ut map[string]string
+}
+
+func (g *pubGate) GetVM(context.Context) (*onegate.VM, error) {
+	return &onegate.VM{ID: 5, UserTemplate: maps.Clone(g.ut)}, nil
+}
+
+func (g *pubGate) UpdateVM(_ context.Context, kvs ...onegate.KV) error {
+	for _, kv := range kvs {
+		if err := onegate.CheckValue(kv.Key, kv.Value); err != nil {
+			return err
+		}
+	}
+	for _, kv := range kvs {
+		g.ut[kv.Key] = kv.Value
+	}
+	return nil
+}
+
+func (g *pubGate) EraseVMKey(_ context.Context, key string) error {
+	delete(g.ut, key)
+	return nil
+}
+
+// A step without an error is published (its error key erased, never set
+// empty), and a failure's text, which quotes kubeadm's words, is stored.
+func TestOneGatePublisher(t *testing.T) {
+	ctx := context.Background()
+	g := &pubGate{ut: map[string]string{}}
+	p := OneGatePublisher{OneGate: g}
+	if err := p.Publish(ctx, "v1.37.2 attach", ""); err != nil {
+		t.Fatal(err)
+	}
+	if got := g.ut[vmcontext.KeyPubNodeUpgrade]; got != "v1.37.2 attach" {
+		t.Fatalf("step %q", got)
+	}
+	if err := p.Publish(ctx, "v1.37.2 failed", `kubeadm-upgrade: exit 1: [preflight] "x", y`); err != nil {
+		t.Fatal(err)
+	}
+	if got := g.ut[vmcontext.KeyPubNodeUpgradeError]; got == "" || strings.ContainsAny(got, `",[]\`) {
+		t.Fatalf("error published as %q", got)
+	}
+	if err := p.Publish(ctx, "v1.37.2 attach", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := g.ut[vmcontext.KeyPubNodeUpgradeError]; ok {
+		t.Fatalf("error key kept after a step without error: %v", g.ut)
 	}
 }

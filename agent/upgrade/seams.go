@@ -15,8 +15,8 @@ type PlanSource interface {
 	Annotate(ctx context.Context, claim, errText string) error
 }
 
-// Actioner is OneGate's POST /vms/:id/action (onegate.Client.Action,
-// added on another branch); the executor only calls it on its own VM.
+// Actioner is OneGate's POST /vms/:id/action (gate.Actor, onegate.Client.Action);
+// the executor only calls it on its own VM.
 type Actioner interface {
 	Action(ctx context.Context, vmID int, perform string, params map[string]string) error
 }

@@ -36,6 +36,10 @@ type serveFlags struct {
 	certRenewBefore time.Duration
 	// Ticks, hidden: tests shorten them (the defaults are the measured ones).
 	tokensFast, tokensIdle, publishEvery, cleanupEvery time.Duration
+	upgradeFast, upgradeIdle                           time.Duration
+	// drainTimeout is how long a PodDisruptionBudget may hold an
+	// upgrade's drain before the rollout stops.
+	drainTimeout time.Duration
 	// remediate bounds the remediation loop (docs/onekubed.md).
 	remediate serve.RemediateConfig
 	autoscale autoscaleFlags
@@ -81,6 +85,9 @@ func newServeCommand(stderr io.Writer) *cobra.Command {
 	fl.DurationVar(&f.tokensIdle, "tokens-idle", serve.DefaultTokensIdle, "tokens loop tick while nobody waits (one GET /service each)")
 	fl.DurationVar(&f.publishEvery, "publish-every", serve.DefaultPublishEvery, "publish loop tick (reads the API server only)")
 	fl.DurationVar(&f.cleanupEvery, "cleanup-every", serve.DefaultCleanupEvery, "cleanup loop tick (one GET /service each)")
+	fl.DurationVar(&f.upgradeFast, "upgrade-fast", serve.DefaultUpgradeFast, "upgrade loop tick while a rollout runs")
+	fl.DurationVar(&f.upgradeIdle, "upgrade-idle", serve.DefaultUpgradeIdle, "upgrade loop tick while none runs (one GET of the plan each)")
+	fl.DurationVar(&f.drainTimeout, "upgrade-drain-timeout", serve.DefaultDrainTimeout, "how long PodDisruptionBudgets may hold an upgrade's drain of a node before the rollout stops")
 	d := serve.DefaultRemediateConfig
 	fl.DurationVar(&f.remediate.UnhealthyAfter, "remediate-unhealthy-after", d.UnhealthyAfter, "how long a Node's Ready may be False or Unknown before it is remediated")
 	fl.DurationVar(&f.remediate.StartupTimeout, "remediate-startup-timeout", d.StartupTimeout, "how long a running VM may have no Node before it is remediated")
@@ -90,7 +97,7 @@ func newServeCommand(stderr io.Writer) *cobra.Command {
 	fl.Float64Var(&f.autoscale.threshold, "autoscale-threshold", serve.DefaultAutoscaleThreshold, "autoscale: a worker whose requests are below this share of its allocatable is under-used")
 	fl.DurationVar(&f.autoscale.unneededTime, "autoscale-unneeded-time", serve.DefaultAutoscaleUnneededTime, "autoscale: how long a worker stays removable before it is drained and terminated")
 	fl.BoolVar(&f.autoscale.allowOldest, "autoscale-allow-oldest", false, "autoscale: scale-down may pick the worker role's oldest VM")
-	for _, h := range []string{"tokens-fast", "tokens-idle", "publish-every", "cleanup-every", "remediate-every"} {
+	for _, h := range []string{"tokens-fast", "tokens-idle", "publish-every", "cleanup-every", "remediate-every", "upgrade-fast", "upgrade-idle"} {
 		_ = fl.MarkHidden(h)
 	}
 	f.log.Register(fl)
@@ -173,7 +180,8 @@ func runServe(ctx context.Context, f serveFlags, log *slog.Logger) error {
 		{Loop: &serve.Cleanup{OneGate: og, Client: cs, Members: members, Clock: clock, Grace: f.cleanupGrace, Every: f.cleanupEvery, Service: shared, Log: log.With("loop", "cleanup")}, LeaderOnly: true},
 		{Loop: remediateLoop(f, og, cs, members, clock, src.Creds.VMID, cp.MasterRole, src.Vars, log), LeaderOnly: true},
 		{Loop: &serve.Upgrade{Client: cs, OneGate: og, Etcd: cp.Members, Clock: clock, Log: log.With("loop", "upgrade"),
-			Drainer: serve.KubectlDrainer{Client: cs, Log: log.With("loop", "upgrade")}}, LeaderOnly: true},
+			Fast: f.upgradeFast, Idle: f.upgradeIdle,
+			Drainer: serve.KubectlDrainer{Client: cs, Timeout: f.drainTimeout, Log: log.With("loop", "upgrade")}}, LeaderOnly: true},
 	}
 	if as := autoscaleLoop(src.Vars, f.autoscale, og, cs, clock, log.With("loop", "autoscale")); as != nil {
 		loops = append(loops, serve.Spec{Loop: as, LeaderOnly: true})

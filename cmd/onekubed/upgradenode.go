@@ -22,7 +22,6 @@ import (
 	"github.com/onekube/onekube/agent/upgrade"
 	"github.com/onekube/onekube/cmd/internal/agentcli"
 	vmcontext "github.com/onekube/onekube/context"
-	"github.com/onekube/onekube/context/onegate"
 )
 
 // upgradeNodeFlags are the flags of `onekubed upgrade-node`.
@@ -107,30 +106,32 @@ func runUpgradeNode(ctx context.Context, f upgradeNodeFlags, log *slog.Logger) e
 	if err != nil {
 		return fmt.Errorf("connecting to OneGate: %w", err)
 	}
-	raw, err := onegate.New(onegate.Config{Endpoint: src.Creds.Endpoint, VMID: src.Creds.VMID, Token: src.Creds.Token,
-		Timeout: time.Minute, CAFile: f.oneGateCAFile, CAPEM: src.OneGateCA})
+	// The real client's attachdisk/detachdisk (onegate.ActionBody), its
+	// refusals classified (gate.ErrActionRefused, gate.ErrForbidden).
+	actions, err := gate.NewActor(gate.Config{Creds: src.Creds, CAFile: f.oneGateCAFile, CAPEM: src.OneGateCA})
 	if err != nil {
 		return fmt.Errorf("connecting to OneGate: %w", err)
 	}
-	// The action call lands in context/onegate on another branch; until
-	// then, a grant fails at the attach step with this reason.
-	actions, ok := any(raw).(upgrade.Actioner)
-	if !ok {
-		actions = noActions{}
+	// The operator's preflight ignores, as bootstrap read them (a value it
+	// refused stopped the bootstrap, so an error here is not expected).
+	settings, err := src.Vars.Settings()
+	if err != nil {
+		return fmt.Errorf("reading the VM context: %w", err)
 	}
 	ex := &upgrade.Executor{
 		NodeName: node,
 		Plan:     upgrade.KubePlan{Client: cs, Node: node},
 		Disks: upgrade.OneGateDisks{Actions: actions, VMID: src.Creds.VMID,
 			DiskID: upgrade.ServiceDisks{OneGate: og, VMID: src.Creds.VMID}.DiskID},
-		Mounter:    upgrade.OSMounter{Exec: system.OSExec{}},
-		Exec:       system.OSExec{},
-		Publish:    upgrade.OneGatePublisher{OneGate: og},
-		Clock:      agentcli.NewClock(),
-		StateFile:  root.Path(upgradeStateFile),
-		MountDir:   root.Path(upgradeMountDir),
-		BinDir:     root.Path("/usr/bin"),
-		AttachWait: 2 * time.Minute,
+		Mounter:         upgrade.OSMounter{Exec: system.OSExec{}},
+		Exec:            system.OSExec{},
+		Publish:         upgrade.OneGatePublisher{OneGate: og},
+		Clock:           agentcli.NewClock(),
+		StateFile:       root.Path(upgradeStateFile),
+		MountDir:        root.Path(upgradeMountDir),
+		BinDir:          root.Path("/usr/bin"),
+		AttachWait:      2 * time.Minute,
+		IgnorePreflight: settings.IgnorePreflight,
 	}
 	log = log.With("node", node)
 	for {
@@ -143,10 +144,4 @@ func runUpgradeNode(ctx context.Context, f upgradeNodeFlags, log *slog.Logger) e
 		case <-time.After(f.every):
 		}
 	}
-}
-
-type noActions struct{}
-
-func (noActions) Action(context.Context, int, string, map[string]string) error {
-	return errors.New("this onekubed's OneGate client cannot perform VM actions (attachdisk)")
 }

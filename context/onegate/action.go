@@ -20,6 +20,12 @@ import (
 //     (share/onegate/onegate). There is no "terminate-hard" perform: the
 //     server answers it with a 500.
 //   - rename(X) takes X as the new name.
+//   - attachdisk(X) is vm.disk_attach(X) = one.vm.attach(id, X): X must be
+//     a template String ("DISK=[IMAGE_ID=7]"), never a JSON object;
+//     detachdisk(X) is vm.disk_detach(X) = one.vm.detach(id, X): X must be
+//     a JSON Integer, the DISK_ID (onegate-server.rb perform_action,
+//     oca/ruby/opennebula/virtual_machine.rb disk_attach/disk_detach
+//     @release-7.4.0; docs/upgrade-bundle.md).
 //   - resume, stop, suspend, hold, release, resched, unresched take none.
 //
 // The reply is 204. A refusal by oned (a wrong state: "This action is not
@@ -44,14 +50,20 @@ const (
 	ActionRelease       = "release"
 	ActionResched       = "resched"
 	ActionUnresched     = "unresched"
+	ActionAttachDisk    = "attachdisk"
+	ActionDetachDisk    = "detachdisk"
 )
 
 // ParamHard and ParamName are the keys Action's params may carry: "hard"
 // ("true" or "false") for terminate, poweroff and undeploy, "name" for
-// rename.
+// rename. ParamDiskTemplate (a DISK=[...] template) is attachdisk's only
+// param and ParamDiskID (a decimal DISK_ID) detachdisk's; each is sent
+// bare, as the String or Integer oned takes.
 const (
-	ParamHard = "hard"
-	ParamName = "name"
+	ParamHard         = "hard"
+	ParamName         = "name"
+	ParamDiskTemplate = "disk_template"
+	ParamDiskID       = "disk_id"
 )
 
 // hardable take OCA's `hard` argument.
@@ -80,6 +92,10 @@ func ActionBody(perform string, params map[string]string) (string, error) {
 		allowed[ParamHard] = true
 	case perform == ActionRename:
 		allowed[ParamName] = true
+	case perform == ActionAttachDisk:
+		allowed[ParamDiskTemplate] = true
+	case perform == ActionDetachDisk:
+		allowed[ParamDiskID] = true
 	case slices.Contains(bare, perform):
 	default:
 		return "", fmt.Errorf("%w: VM action %q is not supported", ErrInvalid, perform)
@@ -97,6 +113,18 @@ func ActionBody(perform string, params map[string]string) (string, error) {
 			return "", err
 		}
 		arg = name
+	case perform == ActionAttachDisk:
+		tmpl, err := checkDiskTemplate(params[ParamDiskTemplate])
+		if err != nil {
+			return "", err
+		}
+		arg = tmpl
+	case perform == ActionDetachDisk:
+		id, err := checkDiskID(params[ParamDiskID])
+		if err != nil {
+			return "", err
+		}
+		arg = id
 	case allowed[ParamHard]:
 		switch v, set := params[ParamHard]; {
 		case !set || v == "false":
@@ -134,10 +162,37 @@ func checkVMName(name string, set bool) error {
 	return nil
 }
 
+// checkDiskTemplate accepts a single DISK=[...] vector: oned's attach
+// reads one DISK from the template (VirtualMachineAttach / disk_attach),
+// so anything else is a caller's mistake better refused here.
+func checkDiskTemplate(t string) (string, error) {
+	t = strings.TrimSpace(t)
+	body, ok := strings.CutPrefix(t, "DISK")
+	body = strings.TrimSpace(body)
+	if body, ok = strings.CutPrefix(body, "="); ok {
+		body = strings.TrimSpace(body)
+	}
+	if !ok || !strings.HasPrefix(body, "[") || !strings.HasSuffix(body, "]") || strings.Count(body, "[") != 1 || strings.Count(body, "]") != 1 ||
+		strings.TrimSpace(body[1:len(body)-1]) == "" || strings.ContainsAny(t, "\x00\n\r") {
+		return "", fmt.Errorf("%w: attachdisk needs %q = one DISK=[...] template, got %q", ErrInvalid, ParamDiskTemplate, t)
+	}
+	return t, nil
+}
+
+// checkDiskID accepts a DISK_ID: a non-negative decimal integer.
+func checkDiskID(v string) (int, error) {
+	id, err := strconv.Atoi(v)
+	if err != nil || id < 0 || strings.HasPrefix(v, "+") {
+		return 0, fmt.Errorf("%w: detachdisk needs %q = a DISK_ID (a non-negative integer), got %q", ErrInvalid, ParamDiskID, v)
+	}
+	return id, nil
+}
+
 // Action performs a VM action on VM vmID (this VM or one of its service)
 // through POST /vms/:id/action. perform is one of the Action* names
 // ("terminate-hard" is sent as terminate with params true); params are
-// ParamHard for terminate/poweroff/undeploy and ParamName for rename.
+// ParamHard for terminate/poweroff/undeploy, ParamName for rename,
+// ParamDiskTemplate for attachdisk and ParamDiskID for detachdisk.
 // Input the server would misread is refused with ErrInvalid before
 // anything is sent. A refusal by oned comes back as a 500 (*Error), which
 // IsRetryable counts as transient: callers that must not retry blindly

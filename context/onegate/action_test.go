@@ -3,15 +3,18 @@ package onegate_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	vmcontext "github.com/onekube/onekube/context"
 	"github.com/onekube/onekube/context/onegate"
+	"github.com/onekube/onekube/context/onegatesim"
 )
 
 // The body is what onegate-server.rb perform_action reads; params go to
@@ -43,6 +46,26 @@ func TestActionBody(t *testing.T) {
 		{"rename", map[string]string{"name": "x", "hard": "true"}, ""},
 		{"terminate", map[string]string{"hard": "yes"}, ""},
 		{"terminate", map[string]string{"force": "true"}, ""},
+		// attachdisk: the template String bare; detachdisk: the DISK_ID
+		// as a JSON integer (one.vm.attach / one.vm.detach).
+		{"attachdisk", map[string]string{"disk_template": "DISK=[IMAGE_ID=118]"}, `{"action":{"params":"DISK=[IMAGE_ID=118]","perform":"attachdisk"}}`},
+		{"attachdisk", map[string]string{"disk_template": " DISK = [ IMAGE_ID = 7, DEV_PREFIX = \"vd\" ] "}, `{"action":{"params":"DISK = [ IMAGE_ID = 7, DEV_PREFIX = \"vd\" ]","perform":"attachdisk"}}`},
+		{"attachdisk", nil, ""},
+		{"attachdisk", map[string]string{"disk_template": ""}, ""},
+		{"attachdisk", map[string]string{"disk_template": "IMAGE_ID=118"}, ""},
+		{"attachdisk", map[string]string{"disk_template": "DISK=[]"}, ""},
+		{"attachdisk", map[string]string{"disk_template": "DISK=[IMAGE_ID=1] NIC=[NETWORK_ID=0]"}, ""},
+		{"attachdisk", map[string]string{"disk_template": "DISK=[IMAGE_ID=1]", "hard": "true"}, ""},
+		{"attachdisk", map[string]string{"disk_id": "3"}, ""},
+		{"detachdisk", map[string]string{"disk_id": "3"}, `{"action":{"params":3,"perform":"detachdisk"}}`},
+		{"detachdisk", map[string]string{"disk_id": "0"}, `{"action":{"params":0,"perform":"detachdisk"}}`},
+		{"detachdisk", nil, ""},
+		{"detachdisk", map[string]string{"disk_id": "-1"}, ""},
+		{"detachdisk", map[string]string{"disk_id": "+3"}, ""},
+		{"detachdisk", map[string]string{"disk_id": "3.0"}, ""},
+		{"detachdisk", map[string]string{"disk_id": "vdb"}, ""},
+		{"detachdisk", map[string]string{"disk_template": "DISK=[IMAGE_ID=1]"}, ""},
+		{"attachdisk-hard", nil, ""},
 		{"reboot", nil, ""}, // refused by OneGate's default :restricted_actions:
 		{"resume-hard", nil, ""},
 		{"Terminate", nil, ""},
@@ -156,5 +179,31 @@ func TestActionAgainstSimulator(t *testing.T) {
 	}
 	if r := svc.Role("worker"); r == nil || r.Cardinality != 1 || len(r.Nodes) != 1 || r.Nodes[0].VMID != w[1].ID || svc.State != 2 {
 		t.Errorf("after terminate-hard: %+v", svc)
+	}
+}
+
+// attachdisk and detachdisk through the real client reach the simulator's
+// oned as a template String and an Integer: the disk appears in the
+// extended service document, and goes.
+func TestActionDiskAgainstSimulator(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	sim, sid := simCluster(t, "7.4")
+	master := sim.RoleVMs(sid, "master")[0]
+	mc := clientFor(t, master)
+	img := sim.CreateImage(onegatesim.Image{Name: "bundle", Source: "/nonexistent"})
+	if err := mc.Action(ctx, master.ID, onegate.ActionAttachDisk, map[string]string{onegate.ParamDiskTemplate: fmt.Sprintf("DISK=[IMAGE_ID=%d]", img)}); err != nil {
+		t.Fatal(err)
+	}
+	disks := sim.Disks(master.ID)
+	if len(disks) != 1 || disks[0].ImageID != img {
+		t.Fatalf("after attachdisk: %+v", disks)
+	}
+	if err := mc.Action(ctx, master.ID, onegate.ActionDetachDisk, map[string]string{onegate.ParamDiskID: strconv.Itoa(disks[0].DiskID)}); err != nil {
+		t.Fatal(err)
+	}
+	if d := sim.Disks(master.ID); len(d) != 0 {
+		t.Fatalf("after detachdisk: %+v", d)
 	}
 }

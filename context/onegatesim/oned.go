@@ -117,6 +117,11 @@ func (s *Sim) onedCall(c methodCall) (bool, string) {
 			}
 		}
 		return true, strconv.Itoa(id)
+	case "one.image.info":
+		if id < 0 || id >= len(s.images) {
+			return false, fmt.Sprintf("[one.image.info] Error getting image [%d].", id)
+		}
+		return true, s.imageXML(s.images[id])
 	}
 	v := s.vms[id]
 	if v == nil {
@@ -170,12 +175,27 @@ func (s *Sim) updateConf(v *vm, text, typ string) error {
 	return err
 }
 
+// imageXML is the one.image.info document: the parts onekube-flow
+// upgrade reads (NAME, PERSISTENT, TEMPLATE attributes). Images of the
+// simulator are never persistent (a bundle is registered PERSISTENT=NO).
+func (s *Sim) imageXML(img Image) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "<IMAGE><ID>%d</ID><UID>%d</UID><GID>0</GID><UNAME>%s</UNAME><GNAME>oneadmin</GNAME><NAME>%s</NAME>"+
+		"<TYPE>2</TYPE><PERSISTENT>0</PERSISTENT><STATE>1</STATE><SOURCE>%s</SOURCE><TEMPLATE><DEV_PREFIX>%s</DEV_PREFIX>",
+		img.ID, s.owner.id, xmlText(s.owner.uname()), xmlText(img.Name), cdata(img.Source), cdata(img.DevPrefix))
+	for _, k := range sortedKeys(img.Template) {
+		fmt.Fprintf(&b, "<%s>%s</%s>", k, cdata(img.Template[k]), k)
+	}
+	b.WriteString("</TEMPLATE></IMAGE>")
+	return b.String()
+}
+
 // vmXML is the one.vm.info document: the parts onekube-flow reads.
 func (s *Sim) vmXML(v *vm) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "<VM><ID>%d</ID><UID>%d</UID><GID>0</GID><UNAME>%s</UNAME><GNAME>oneadmin</GNAME><NAME>%s</NAME>"+
-		"<STATE>3</STATE><LCM_STATE>3</LCM_STATE><STIME>%d</STIME><TEMPLATE><CONTEXT>",
-		v.id, s.owner.id, xmlText(s.owner.uname()), xmlText(v.name), v.stime.Unix())
+		"<STATE>%d</STATE><LCM_STATE>%d</LCM_STATE><STIME>%d</STIME><TEMPLATE><CONTEXT>",
+		v.id, s.owner.id, xmlText(s.owner.uname()), xmlText(v.name), v.vmState(), v.lcmState(), v.stime.Unix())
 	for _, k := range sortedKeys(v.context) {
 		fmt.Fprintf(&b, "<%s>%s</%s>", k, cdata(v.context[k]), k)
 	}

@@ -2,6 +2,7 @@ package onegatesim
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -74,5 +75,55 @@ func TestOnedFacade(t *testing.T) {
 	r.SetBasicAuth("alice", "nope")
 	if res, err := http.DefaultClient.Do(r); err != nil || res.StatusCode != 401 {
 		t.Errorf("wrong password: %v %v", res, err)
+	}
+}
+
+// one.image.info serves a registered image as onekube-flow upgrade reads
+// it (goca): its name, not persistent, its template's attributes.
+func TestOnedImageInfo(t *testing.T) {
+	h := newHarness(t, Options{})
+	h.sim.SetOwner(5, "alice", nil)
+	id := h.sim.CreateImage(Image{Name: "onekube-bundle-v1.37.2", Source: "/b.img", Template: map[string]string{"ONEKUBE_BUNDLE_VERSION": "v1.37.2"}})
+	srv := httptest.NewServer(h.sim.OnedHandler("alice", "pw"))
+	defer srv.Close()
+	ctrl := goca.NewController(goca.NewClient(goca.NewConfig("alice", "pw", srv.URL), nil))
+	img, err := ctrl.Image(id).InfoContext(context.Background(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := img.Template.GetStr("ONEKUBE_BUNDLE_VERSION"); img.Name != "onekube-bundle-v1.37.2" || img.Persistent == nil || *img.Persistent != 0 || v != "v1.37.2" {
+		t.Errorf("image %+v, version %q", img, v)
+	}
+	if _, err := ctrl.Image(id+1).InfoContext(context.Background(), false); err == nil {
+		t.Error("an unknown image was served")
+	}
+}
+
+// one.vm.info says the VM's state as oned keeps it: a powered-off VM is
+// STATE 8 (POWEROFF), not ACTIVE/RUNNING, so onekube-flow's refusals see it.
+func TestOnedVMInfoState(t *testing.T) {
+	h := newHarness(t, Options{})
+	h.sim.SetOwner(5, "alice", nil)
+	h.instantiate(`{"name":"svc","deployment":"none","roles":[{"name":"master","type":"vm","template_id":1,"cardinality":1}]}`, "")
+	srv := httptest.NewServer(h.sim.OnedHandler("alice", "pw"))
+	defer srv.Close()
+	ctrl := goca.NewController(goca.NewClient(goca.NewConfig("alice", "pw", srv.URL), nil))
+	ctx := context.Background()
+	state := func() string {
+		t.Helper()
+		v, err := ctrl.VM(100).InfoContext(ctx, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprintf("%d/%d", v.StateRaw, v.LCMStateRaw)
+	}
+	if got := state(); got != "3/3" {
+		t.Errorf("running VM: %s, want 3/3", got)
+	}
+	if err := h.sim.Act(100, "poweroff", true); err != nil {
+		t.Fatal(err)
+	}
+	if got := state(); got != "8/0" {
+		t.Errorf("powered-off VM: %s, want 8/0 (POWEROFF, LCM_INIT)", got)
 	}
 }
