@@ -34,9 +34,9 @@ type fakeFlow struct {
 	// TestFidelity_TerminatingTheBrokenVMLeavesWarning).
 	warning bool
 	raw     []string // each action as sent: perform and params
-	nextID   int
-	actions  []string
-	scales   []string
+	nextID  int
+	actions []string
+	scales  []string
 }
 
 var (
