@@ -35,6 +35,9 @@ type ServiceOptions struct {
 	// NoServe masks onekube-serve.service on the masters, for tests that
 	// tamper with the join data it would otherwise publish again.
 	NoServe bool
+	// ServeArgs are appended to `onekubed serve` on the masters (test
+	// knobs: the hidden tick and remediation timings).
+	ServeArgs []string
 	// Context adds CONTEXT variables to every role's template_contents
 	// (after the bed's own), as an operator would in the VM templates.
 	Context map[string]string

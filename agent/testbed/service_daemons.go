@@ -66,7 +66,11 @@ func (s *Service) ensureDaemon(vm *VM, info onegatesim.VMInfo, name string) {
 	d := &AgentRun{VM: info, Code: -1, done: make(chan struct{}), boot: boot}
 	s.daemons[key] = d
 	s.mu.Unlock()
-	cmd, err := vm.Command(s.ctx, nil, "onekubed", name, "--log-format", "text")
+	args := []string{name, "--log-format", "text"}
+	if name == "serve" {
+		args = append(args, s.o.ServeArgs...)
+	}
+	cmd, err := vm.Command(s.ctx, nil, "onekubed", args...)
 	if err != nil {
 		d.Err = err
 		close(d.done)
