@@ -93,3 +93,4 @@ func nodeUnhealthy(n corev1.Node, now time.Time, cfg RemediateConfig) string {
 	}
 	return ""
 }
+

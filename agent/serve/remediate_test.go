@@ -307,6 +307,20 @@ func TestRemediateRefusedTerminateDoesNotLoop(t *testing.T) {
 	b.wantActions("terminate 11 hard", "terminate 11 hard")
 }
 
+// A partition turns its Nodes NotReady a few seconds apart: the first
+// past UnhealthyAfter is not remediated while another is NotReady too
+// (2 of 3 workers), and nothing is done until they recover.
+func TestRemediateShortCircuitCountsNotReadyYet(t *testing.T) {
+	b := newRemBed(t, nil, []int{11, 12, 13})
+	b.sick("worker-11", corev1.ConditionUnknown, 5*time.Minute+time.Second)
+	b.sick("worker-12", corev1.ConditionUnknown, 4*time.Minute+50*time.Second)
+	rep := b.tick()
+	b.wantActions()
+	if len(rep.Stopped) != 1 || !strings.Contains(rep.Stopped[0], "2 of 3 workers") {
+		t.Errorf("stopped %q", rep.Stopped)
+	}
+}
+
 // Remediation sends OCA's -hard names with no params: what the real
 // client turns into perform poweroff/terminate with params true.
 func TestRemediateSendsHardNames(t *testing.T) {
