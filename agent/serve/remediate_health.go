@@ -93,4 +93,3 @@ func nodeUnhealthy(n corev1.Node, now time.Time, cfg RemediateConfig) string {
 	}
 	return ""
 }
-
