@@ -42,6 +42,9 @@ var remediateServeArgs = []string{
 //     cardinality restored, and a new Node Ready under a new VM ID;
 //   - (b) a VM powered off outside the cluster is resumed: WARNING
 //     cleared, cardinality intact, its Node Ready again;
+//   - (e) a VM in BOOT_FAILURE is terminated; OneFlow stays in WARNING,
+//     so no scale is asked and the status says what the owner does; after
+//     the owner's power cycle of another worker the role is restored;
 //   - (c) two of three workers lose their network: remediation stops and
 //     says so in `onekube-flow status`; nothing is powered off or
 //     terminated.
@@ -168,6 +171,47 @@ func TestRemediation(t *testing.T) {
 	if got := roleIDs(s, "worker"); !slices.Equal(got, workers) {
 		t.Errorf("workers %v after the resume, want %v", got, workers)
 	}
+
+	// (e) A VM in a *_FAILURE state is terminated at once (oned deletes
+	// it), and OneFlow stays in WARNING: no scale is asked, the status
+	// names what the owner does; the owner power-cycles another worker,
+	// WARNING ends, and the cardinality is restored.
+	failedVM, other := workers[2], workers[0]
+	if err := s.Sim.SetLCMState(failedVM, "BOOT_FAILURE"); err != nil {
+		t.Fatal(err)
+	}
+	start = time.Now()
+	waitUntil(t, time.Minute, "the failed VM to be terminated", func() bool { _, ok := s.Sim.VM(failedVM); return !ok })
+	waitUntil(t, 30*time.Second, "the status to name the owner's way out of WARNING", func() bool {
+		return strings.Contains(s.Sim.UserTemplate(master)[vmcontext.KeyPubRemediation], "power-cycles one VM of role worker")
+	})
+	t.Logf("measured: BOOT_FAILURE → terminated and reported %s: %s", time.Since(start).Round(time.Second), s.Sim.UserTemplate(master)[vmcontext.KeyPubRemediation])
+	time.Sleep(10 * time.Second) // a few ticks: nothing asked in WARNING
+	if st, n := s.Sim.ServiceState(s.ID), len(roleIDs(s, "worker")); st != "WARNING" || n != 2 {
+		t.Errorf("service %s with %d workers after the failed VM went, want WARNING with 2", st, n)
+	}
+	if err := s.Sim.Act(other, "poweroff", true); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Sim.Act(other, "resume", false); err != nil {
+		t.Logf("the owner's resume: %v (remediation resumed it first)", err)
+	}
+	start = time.Now()
+	waitUntil(t, 3*time.Minute, "the role restored with a new Ready worker", func() bool {
+		ids := roleIDs(s, "worker")
+		if len(ids) != 3 {
+			return false
+		}
+		r := readyVMs(admin)
+		for _, id := range ids {
+			if !r[id] {
+				return false
+			}
+		}
+		return true
+	})
+	t.Logf("measured: owner's power cycle → cardinality restored, new worker Ready %s", time.Since(start).Round(time.Second))
+	workers = roleIDs(s, "worker")
 
 	// (c) Two of three workers lose their network.
 	cut := []int{workers[0], workers[1]}
