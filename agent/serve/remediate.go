@@ -97,11 +97,20 @@ func (r *Remediate) Tick(ctx context.Context) (time.Duration, error) {
 
 	verdicts := map[int]health{}
 	var masters, workers, sickMasters, sickWorkers int
+	// suspect counts, per group, the unhealthy and the Nodes NotReady
+	// not yet for UnhealthyAfter, for the short-circuit only: a partition
+	// turns its Nodes NotReady over a few seconds (each at its lease's
+	// expiry), and the first past the timeout must not be remediated
+	// alone while the rest follow.
+	suspect := map[bool]int{}
 	for _, m := range members {
 		h := judge(m, now, cfg)
 		verdicts[m.VMID] = h
 		if h.unhealthy() {
 			rep.Unhealthy[strconv.Itoa(m.VMID)] = h.Reason
+		}
+		if h.unhealthy() || (m.Node != nil && !nodeReady(*m.Node)) {
+			suspect[m.Master]++
 		}
 		switch {
 		case m.Master && h.unhealthy():
@@ -114,9 +123,12 @@ func (r *Remediate) Tick(ctx context.Context) (time.Duration, error) {
 			workers++
 		}
 	}
-	stopped := map[bool]string{
-		true:  shortCircuit(true, masters, sickMasters, cfg),
-		false: shortCircuit(false, workers, sickWorkers, cfg),
+	stopped := map[bool]string{}
+	if sickMasters > 0 {
+		stopped[true] = shortCircuit(true, masters, suspect[true], cfg)
+	}
+	if sickWorkers > 0 {
+		stopped[false] = shortCircuit(false, workers, suspect[false], cfg)
 	}
 	for _, s := range []string{stopped[true], stopped[false]} {
 		if s != "" {

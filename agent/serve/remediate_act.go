@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/kubectl/pkg/drain"
+
+	"github.com/onekube/onekube/context/onegate"
 )
 
 // VMActor is what remediation asks of OneGate beyond reading: VM actions
@@ -24,16 +26,17 @@ type VMActor interface {
 	ScaleRole(ctx context.Context, role string, cardinality int) error
 }
 
-// The OneGate actions remediation performs. Hard: the VM is unhealthy,
-// and an ACPI request to a hung guest only waits for SHUTDOWN_TIMEOUT
-// (reference day2-opennebula.md, terminate and terminate-hard).
+// The OneGate actions remediation performs, by onegate's names (OCA's:
+// the -hard variants go out as perform "poweroff"/"terminate" with
+// params true, onegate.ActionBody), sent with no params. Hard: the VM is
+// unhealthy, and an ACPI request to a hung guest only waits for
+// SHUTDOWN_TIMEOUT (reference day2-opennebula.md, terminate and
+// terminate-hard).
 const (
-	actPowerOff  = "poweroff"
-	actResume    = "resume"
-	actTerminate = "terminate"
+	actPowerOff  = onegate.ActionPoweroffHard
+	actResume    = onegate.ActionResume
+	actTerminate = onegate.ActionTerminateHard
 )
-
-var hard = map[string]string{"hard": "true"}
 
 // Drainer empties a Node before its VM goes, within timeout.
 type Drainer func(ctx context.Context, cs kubernetes.Interface, node string, timeout time.Duration) error

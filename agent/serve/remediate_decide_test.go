@@ -130,18 +130,20 @@ func TestScaleVerdict(t *testing.T) {
 	tests := []struct {
 		name              string
 		state, card, want int
+		trouble           bool // a VM still POWEROFF, UNKNOWN or failed
 		do, done          bool
 		why               string
 	}{
-		{"running, one short", onegate.ServiceRunning, 2, 3, true, false, "2 to 3"},
-		{"cooldown after OneFlow lowered it", onegate.ServiceCooldown, 2, 3, false, false, "COOLDOWN"},
-		{"warning: another VM in trouble", onegate.ServiceWarning, 2, 3, false, false, "WARNING"},
-		{"scaling", onegate.ServiceScaling, 2, 3, false, false, "SCALING"},
-		{"back already (min_vms rule)", onegate.ServiceCooldown, 3, 3, false, true, "as before"},
+		{"running, one short", onegate.ServiceRunning, 2, 3, false, true, false, "2 to 3"},
+		{"cooldown after OneFlow lowered it", onegate.ServiceCooldown, 2, 3, false, false, false, "COOLDOWN"},
+		{"warning: another VM in trouble", onegate.ServiceWarning, 2, 3, true, false, false, "the service is WARNING"},
+		{"sticky warning: the broken VM is gone", onegate.ServiceWarning, 2, 3, false, false, false, "power-cycles one VM of role worker"},
+		{"scaling", onegate.ServiceScaling, 2, 3, false, false, false, "SCALING"},
+		{"back already (min_vms rule)", onegate.ServiceCooldown, 3, 3, false, false, true, "as before"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			do, done, why := scaleVerdict(tt.state, tt.card, tt.want)
+			do, done, why := scaleVerdict(tt.state, tt.card, tt.want, "worker", tt.trouble)
 			if do != tt.do || done != tt.done || !strings.Contains(why, tt.why) {
 				t.Errorf("scaleVerdict = %v %v %q, want %v %v ~%q", do, done, why, tt.do, tt.done, tt.why)
 			}

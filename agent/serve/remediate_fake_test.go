@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"sync"
@@ -24,9 +25,18 @@ type fakeFlow struct {
 	vms      map[int]*onegate.VM
 	cooldown bool
 	refuse   error // refuse the next scale with this
-	nextID   int
-	actions  []string
-	scales   []string
+	// refuseAct refuses every VM action with this (oned's "not available
+	// for state", a 500).
+	refuseAct error
+	// warning is OneFlow's sticky WARNING: set when a VM turns POWEROFF,
+	// UNKNOWN or *_FAILURE, cleared only by a VM going RUNNING again
+	// (running_wd_cb); a broken VM that goes DONE leaves it (onegatesim
+	// TestFidelity_TerminatingTheBrokenVMLeavesWarning).
+	warning bool
+	raw     []string // each action as sent: perform and params
+	nextID  int
+	actions []string
+	scales  []string
 }
 
 var (
@@ -55,6 +65,9 @@ func (f *fakeFlow) with(fn func(f *fakeFlow)) {
 }
 
 func (f *fakeFlow) state() int {
+	if f.warning {
+		return onegate.ServiceWarning
+	}
 	ids := make([]int, 0, len(f.vms))
 	for id := range f.vms {
 		ids = append(ids, id)
@@ -62,6 +75,7 @@ func (f *fakeFlow) state() int {
 	sort.Ints(ids)
 	for _, id := range ids {
 		if t, _ := onegate.Trouble(f.vms[id].State, f.vms[id].LCMState); t != "" {
+			f.warning = true // the watchdog saw it
 			return onegate.ServiceWarning
 		}
 	}
@@ -155,8 +169,23 @@ func (f *fakeFlow) EraseVMKey(_ context.Context, key string) error {
 func (f *fakeFlow) Action(_ context.Context, id int, perform string, params map[string]string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	entry := fmt.Sprintf("%s %d", perform, id)
-	if params["hard"] == "true" {
+	f.raw = append(f.raw, fmt.Sprintf("%s %v", perform, params))
+	// What the real client would send (or refuse to).
+	body, err := onegate.ActionBody(perform, params)
+	if err != nil {
+		return err
+	}
+	var sent struct {
+		Action struct {
+			Perform string `json:"perform"`
+			Params  any    `json:"params"`
+		} `json:"action"`
+	}
+	if err := json.Unmarshal([]byte(body), &sent); err != nil {
+		return err
+	}
+	entry := fmt.Sprintf("%s %d", sent.Action.Perform, id)
+	if sent.Action.Params == true {
 		entry += " hard"
 	}
 	f.actions = append(f.actions, entry)
@@ -164,12 +193,18 @@ func (f *fakeFlow) Action(_ context.Context, id int, perform string, params map[
 	if vm == nil {
 		return &onegate.Error{Method: "POST", Path: fmt.Sprintf("/vms/%d/action", id), Status: 404}
 	}
-	switch perform {
-	case actPowerOff:
+	if f.refuseAct != nil {
+		return f.refuseAct
+	}
+	f.state() // the watchdog looks before the VM changes
+	switch sent.Action.Perform {
+	case "poweroff":
 		vm.State, vm.LCMState = onegate.StatePoweroff, 0
-	case actResume:
+		f.warning = true
+	case "resume":
 		vm.State, vm.LCMState = onegate.StateActive, onegate.LCMRunning
-	case actTerminate:
+		f.warning = false // running_wd_cb
+	case "terminate":
 		// DONE: OneFlow drops the node and lowers the cardinality.
 		delete(f.vms, id)
 		for name, ids := range f.roles {

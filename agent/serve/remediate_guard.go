@@ -12,12 +12,12 @@ func shortCircuit(master bool, total, unhealthy int, cfg RemediateConfig) string
 	}
 	if master {
 		if unhealthy > cfg.MaxUnhealthyMasters {
-			return fmt.Sprintf("%d of %d masters unhealthy, more than %d: a partition or a bad image? nothing is done to the masters", unhealthy, total, cfg.MaxUnhealthyMasters)
+			return fmt.Sprintf("%d of %d masters unhealthy or NotReady, more than %d: a partition or a bad image? nothing is done to the masters", unhealthy, total, cfg.MaxUnhealthyMasters)
 		}
 		return ""
 	}
 	if unhealthy*100 > cfg.MaxUnhealthyWorkersPct*total {
-		return fmt.Sprintf("%d of %d workers unhealthy, more than %d%%: a partition or a bad image? nothing is done to the workers", unhealthy, total, cfg.MaxUnhealthyWorkersPct)
+		return fmt.Sprintf("%d of %d workers unhealthy or NotReady, more than %d%%: a partition or a bad image? nothing is done to the workers", unhealthy, total, cfg.MaxUnhealthyWorkersPct)
 	}
 	return ""
 }

@@ -92,6 +92,8 @@ func climb(rec *ladder, v vmNow, now time.Time, cfg RemediateConfig) decision {
 		switch {
 		case !v.InService:
 			return decision{stepScale, "the VM is gone: restore the cardinality"}
+		case since < cfg.ActionTimeout && rec.Refused != "":
+			return decision{stepWait, fmt.Sprintf("terminate refused %s ago (%s); next try after %s", since, rec.Refused, rec.At.Add(cfg.ActionTimeout).UTC().Format(time.RFC3339))}
 		case since < cfg.ActionTimeout:
 			return decision{stepWait, fmt.Sprintf("terminate sent %s ago", since)}
 		}
@@ -111,12 +113,24 @@ func climb(rec *ladder, v vmNow, now time.Time, cfg RemediateConfig) decision {
 // every scale then (Service#can_scale?: COOLDOWN after each scale,
 // WARNING while a VM is in trouble, SCALING, DEPLOYING), and never ask
 // blindly. want is the cardinality to restore.
-func scaleVerdict(serviceState, cardinality, want int) (do bool, done bool, why string) {
+//
+// troubleLeft: some VM of the service is still POWEROFF, UNKNOWN or
+// failed. A WARNING without one is OneFlow's sticky WARNING: a broken VM
+// that reached DONE leaves it, and only a VM emitting RUNNING again ends
+// it (ServiceWD running_wd_cb; Service#recover does not, its
+// Role#recover_warning is commented out: models/role.rb @release-6.10.5,
+// absent @release-7.4.0) or an oneflow-server restart. Remediation does
+// not power-cycle a healthy VM to get there; it says what the owner does.
+func scaleVerdict(serviceState, cardinality, want int, role string, troubleLeft bool) (do bool, done bool, why string) {
 	switch {
 	case cardinality >= want:
 		return false, true, fmt.Sprintf("cardinality %d, as before", cardinality)
 	case serviceState == onegate.ServiceRunning:
 		return true, false, fmt.Sprintf("cardinality %d to %d", cardinality, want)
+	case serviceState == onegate.ServiceWarning && !troubleLeft:
+		return false, false, fmt.Sprintf("OneFlow keeps the service in WARNING after the broken VM went: it leaves WARNING only when a VM emits RUNNING again or oneflow-server restarts."+
+			" The owner restarts oneflow-server or power-cycles one VM of role %s (onevm poweroff --hard; onevm resume);"+
+			" the cardinality %d to %d is asked then, not before", role, cardinality, want)
 	}
 	return false, false, fmt.Sprintf("the service is %s, OneFlow would refuse the scale; waiting", serviceStateName(serviceState))
 }

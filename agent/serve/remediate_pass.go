@@ -71,6 +71,16 @@ func (p *pass) one(ctx context.Context, id int) {
 	}
 }
 
+// troubleLeft: a VM of the service is POWEROFF, UNKNOWN or failed now.
+func (p *pass) troubleLeft() bool {
+	for _, h := range p.verdicts {
+		if h.Trouble != "" {
+			return true
+		}
+	}
+	return false
+}
+
 // otherMaster: a master other than id is on a rung short of the scale.
 func (p *pass) otherMaster(id int) bool {
 	for other, l := range p.r.ladders {
@@ -92,7 +102,7 @@ func (p *pass) power(ctx context.Context, id int, m member, rec *ladder, d decis
 	}
 	var err error
 	if d.Do == stepPowerOff {
-		err = r.Actor.Action(ctx, id, actPowerOff, hard)
+		err = r.Actor.Action(ctx, id, actPowerOff, nil)
 	} else {
 		err = r.Actor.Action(ctx, id, actResume, nil)
 	}
@@ -149,9 +159,12 @@ func (p *pass) replace(ctx context.Context, id int, m member, rec *ladder, d dec
 	}
 	next := &ladder{Step: stepReplace, Role: m.Role, Node: act.Node, Cardinality: card}
 	r.ladders[id] = next
-	if err := r.Actor.Action(ctx, id, actTerminate, hard); err != nil {
-		// At stays zero: the next pass sends it again.
-		act.Error = "terminate: " + err.Error()
+	if err := r.Actor.Action(ctx, id, actTerminate, nil); err != nil {
+		// Sent again after ActionTimeout, not every pass: a refusal
+		// (oned: not available in this state) holds until the state
+		// changes.
+		next.At, next.Refused, next.RefusedAt = p.now, bounded(err.Error(), 200), p.now
+		act.Error = "terminate: " + err.Error() + fmt.Sprintf("; tried again in %s", r.Config.ActionTimeout)
 		p.rep.Blocked[key] = "replace: " + act.Error
 		p.record(ctx, act, m.Node)
 		return
@@ -175,7 +188,7 @@ func (p *pass) scale(ctx context.Context, id int, rec *ladder) {
 		p.record(ctx, act, nil)
 		return
 	}
-	do, done, why := scaleVerdict(p.svc.State, role.Cardinality, rec.Cardinality)
+	do, done, why := scaleVerdict(p.svc.State, role.Cardinality, rec.Cardinality, rec.Role, p.troubleLeft())
 	switch {
 	case done:
 		delete(r.ladders, id)

@@ -254,18 +254,84 @@ func TestRemediateResumesAPoweredOffVM(t *testing.T) {
 	}
 }
 
-// A VM in a *_FAILURE state goes straight to replace: terminate clears
-// WARNING (OneFlow drops it) before the new VM is asked for.
+// A VM in a *_FAILURE state goes straight to replace. OneFlow drops it at
+// DONE but stays in WARNING (only a VM emitting RUNNING ends it), so the
+// scale is not asked: the status says why and what the owner does, with
+// no retry loop; once a VM runs again (the owner power-cycled one) the
+// cardinality is restored.
 func TestRemediateReplacesAFailedVM(t *testing.T) {
 	b := newRemBed(t, nil, []int{11, 12, 13})
 	b.og.with(func(f *fakeFlow) { f.vms[11].LCMState = 39 }) // PROLOG_FAILURE
 	b.tick()
 	b.wantActions("terminate 11 hard")
+	for range 3 {
+		b.clock.Advance(time.Minute)
+		rep := b.tick()
+		if !strings.Contains(rep.InFlight["11"], "power-cycles one VM of role worker") {
+			t.Fatalf("in flight %q, want the sticky WARNING explained", rep.InFlight["11"])
+		}
+	}
+	if _, scales := b.og.log(); len(scales) != 0 {
+		t.Fatalf("scales %v asked in WARNING", scales)
+	}
+	if !strings.Contains(b.published(), "oneflow-server restarts") {
+		t.Errorf("published %q", b.published())
+	}
+	b.og.with(func(f *fakeFlow) { f.warning = false }) // the owner's power cycle
 	b.clock.Advance(time.Minute)
 	b.tick()
 	if _, scales := b.og.log(); !slices.Equal(scales, []string{"worker=3"}) {
-		t.Fatalf("scales %v, want worker=3 after the failed VM was dropped", scales)
+		t.Fatalf("scales %v, want worker=3 once OneFlow left WARNING", scales)
 	}
+}
+
+// A terminate oned refuses is sent again after ActionTimeout, not each
+// pass, and the status says it was refused.
+func TestRemediateRefusedTerminateDoesNotLoop(t *testing.T) {
+	b := newRemBed(t, nil, []int{11, 12, 13})
+	b.og.with(func(f *fakeFlow) {
+		f.vms[11].LCMState = 39 // PROLOG_FAILURE
+		f.refuseAct = &onegate.Error{Method: "POST", Path: "/vms/11/action", Status: 500, Body: "Internal server error"}
+	})
+	b.tick()
+	for range 4 {
+		b.clock.Advance(time.Minute)
+		rep := b.tick()
+		if !strings.Contains(rep.InFlight["11"], "terminate refused") {
+			t.Errorf("in flight %q", rep.InFlight["11"])
+		}
+	}
+	b.wantActions("terminate 11 hard")
+	b.clock.Advance(time.Minute)
+	b.tick()
+	b.wantActions("terminate 11 hard", "terminate 11 hard")
+}
+
+// A partition turns its Nodes NotReady a few seconds apart: the first
+// past UnhealthyAfter is not remediated while another is NotReady too
+// (2 of 3 workers), and nothing is done until they recover.
+func TestRemediateShortCircuitCountsNotReadyYet(t *testing.T) {
+	b := newRemBed(t, nil, []int{11, 12, 13})
+	b.sick("worker-11", corev1.ConditionUnknown, 5*time.Minute+time.Second)
+	b.sick("worker-12", corev1.ConditionUnknown, 4*time.Minute+50*time.Second)
+	rep := b.tick()
+	b.wantActions()
+	if len(rep.Stopped) != 1 || !strings.Contains(rep.Stopped[0], "2 of 3 workers") {
+		t.Errorf("stopped %q", rep.Stopped)
+	}
+}
+
+// Remediation sends OCA's -hard names with no params: what the real
+// client turns into perform poweroff/terminate with params true.
+func TestRemediateSendsHardNames(t *testing.T) {
+	b := newRemBed(t, nil, []int{11, 12, 13})
+	b.sick("worker-12", corev1.ConditionUnknown, 6*time.Minute)
+	b.tick()
+	b.og.with(func(f *fakeFlow) {
+		if want := []string{"poweroff-hard map[]"}; !slices.Equal(f.raw, want) {
+			t.Errorf("sent %q, want %q", f.raw, want)
+		}
+	})
 }
 
 // A VM running for StartupTimeout without a Node is unhealthy.

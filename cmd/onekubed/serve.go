@@ -94,10 +94,13 @@ func newServeCommand(stderr io.Writer) *cobra.Command {
 	fl.IntVar(&f.remediate.MaxUnhealthyWorkersPct, "remediate-max-unhealthy-workers", d.MaxUnhealthyWorkersPct, "percent of the workers: more unhealthy than this stops worker remediation")
 	fl.IntVar(&f.remediate.MaxUnhealthyMasters, "remediate-max-unhealthy-masters", d.MaxUnhealthyMasters, "more unhealthy masters than this stops master remediation")
 	fl.DurationVar(&f.remediate.Every, "remediate-every", d.Every, "remediation tick (one GET /service?extended each)")
-	fl.Float64Var(&f.autoscale.threshold, "autoscale-threshold", serve.DefaultAutoscaleThreshold, "autoscale: a worker whose requests are below this share of its allocatable is under-used")
-	fl.DurationVar(&f.autoscale.unneededTime, "autoscale-unneeded-time", serve.DefaultAutoscaleUnneededTime, "autoscale: how long a worker stays removable before it is drained and terminated")
-	fl.BoolVar(&f.autoscale.allowOldest, "autoscale-allow-oldest", false, "autoscale: scale-down may pick the worker role's oldest VM")
-	for _, h := range []string{"tokens-fast", "tokens-idle", "publish-every", "cleanup-every", "remediate-every", "upgrade-fast", "upgrade-idle"} {
+	fl.DurationVar(&f.remediate.ActionTimeout, "remediate-action-timeout", d.ActionTimeout, "how long a poweroff or terminate may take to show before remediation moves on or sends it again")
+	fl.DurationVar(&f.remediate.RecoverWait, "remediate-recover-wait", d.RecoverWait, "how long a resumed VM has to become healthy before it is replaced")
+	fl.DurationVar(&f.remediate.ScaleRetry, "remediate-scale-retry", d.ScaleRetry, "wait after OneFlow refused the cardinality restore")
+	fl.DurationVar(&f.remediate.DrainTimeout, "remediate-drain-timeout", d.DrainTimeout, "bound of the drain before a replacement")
+	for _, h := range []string{"tokens-fast", "tokens-idle", "publish-every", "cleanup-every", "remediate-every",
+		"remediate-action-timeout", "remediate-recover-wait", "remediate-scale-retry", "remediate-drain-timeout",
+		"upgrade-fast", "upgrade-idle"} {
 		_ = fl.MarkHidden(h)
 	}
 	f.log.Register(fl)
@@ -230,6 +233,8 @@ func certRenewBefore(f serveFlags, vars vmcontext.Vars, log *slog.Logger) time.D
 	return d
 }
 
+var _ serve.VMActor = gate.Actor(nil)
+
 // remediateLoop builds the remediation loop. ONEAPP_K8S_REMEDIATION comes
 // from this master's CONTEXT, which only the owner sets; a value it cannot
 // read leaves remediation off (judging and reporting only), as does a
@@ -246,7 +251,9 @@ func remediateLoop(f serveFlags, og gate.OneGate, cs kubernetes.Interface, membe
 	case !on:
 		r.Off = vmcontext.KeyRemediation + "=off"
 	}
-	if actor, ok := og.(serve.VMActor); ok {
+	// gate.NewClient's client is a gate.Actor (agent/gate/actor.go):
+	// remediation acts through this master's own token.
+	if actor, ok := og.(gate.Actor); ok {
 		r.Actor = actor
 	} else if r.Off == "" {
 		r.Off = "this OneGate client cannot act on VMs"

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"strings"
 	"testing"
@@ -46,5 +47,30 @@ func TestRemediateLoopSwitch(t *testing.T) {
 				t.Errorf("Actor %v", r.Actor)
 			}
 		})
+	}
+}
+
+// The production OneGate client acts on VMs: remediation is on with it.
+func TestRemediateLoopActsWithTheRealClient(t *testing.T) {
+	og, err := gate.NewClient(gate.Config{Creds: vmcontext.Credentials{Endpoint: "http://127.0.0.1:1", VMID: 10, Token: vmcontext.NewSecret("t")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := remediateLoop(serveFlags{}, og, nil, nil, nil, 10, "master", vmcontext.Vars{}, slog.New(slog.DiscardHandler))
+	if r.Actor == nil || r.Off != "" {
+		t.Fatalf("Actor %v, Off %q: remediation off with the production client", r.Actor, r.Off)
+	}
+}
+
+// The bed shortens remediation's waits through hidden flags.
+func TestServeRemediateFlags(t *testing.T) {
+	cmd := newServeCommand(io.Discard)
+	if err := cmd.ParseFlags([]string{"--remediate-action-timeout=21s", "--remediate-recover-wait=22s", "--remediate-scale-retry=23s", "--remediate-drain-timeout=24s", "--remediate-unhealthy-after=25s"}); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{"remediate-action-timeout": "21s", "remediate-recover-wait": "22s", "remediate-scale-retry": "23s", "remediate-drain-timeout": "24s"} {
+		if got := cmd.Flags().Lookup(name).Value.String(); got != want {
+			t.Errorf("--%s = %s, want %s", name, got, want)
+		}
 	}
 }

@@ -332,3 +332,26 @@ func TestFidelity_ActionRefusalsAndRename(t *testing.T) {
 		t.Errorf("GET /vms/101 after rename: %s", r.body)
 	}
 }
+
+// oned terminates a VM in any *_FAILURE state (DispatchManager::terminate:
+// lcm->trigger_delete, hard or not): OneFlow drops it and lowers the
+// cardinality, and the service stays in WARNING.
+func TestFidelity_TerminateAFailedVM(t *testing.T) {
+	t.Parallel()
+	for _, body := range []string{perform("terminate"), `{"action":{"perform":"terminate","params":true}}`} {
+		h := newHarness(t, Options{Cooldown: -1})
+		svc := h.instantiate(simpleTemplate("none", false, 1, 2, ""), "")
+		if err := h.sim.SetLCMState(102, "PROLOG_FAILURE"); err != nil {
+			t.Fatal(err)
+		}
+		if r := h.act(100, 102, body); r.status != 204 {
+			t.Fatalf("%s on PROLOG_FAILURE = %d %q", body, r.status, r.body)
+		}
+		if got := roleIDs(h, "worker"); len(got) != 1 || h.cardinality(100, "worker") != 1 {
+			t.Errorf("workers %v, cardinality %d; want [101], 1", got, h.cardinality(100, "worker"))
+		}
+		if s := h.sim.ServiceState(svc); s != "WARNING" {
+			t.Errorf("service %s, want WARNING", s)
+		}
+	}
+}

@@ -84,6 +84,12 @@ func (s *Sim) vmAction(v *vm, name string, hard bool) error {
 			s.cut(v, vmDone)
 		case live:
 			s.softShutdown(v, lcmShutdown)
+		case st == vmActive && strings.HasSuffix(lcmNames[lcm], "_FAILURE"):
+			// DispatchManager::terminate: every *_FAILURE LCM state goes
+			// to lcm->trigger_delete, hard or not (dm/
+			// DispatchManagerActions.cc). Whatever the driver left of the
+			// guest is cancelled: a bed VM that still runs loses power.
+			s.cut(v, vmDone)
 		default:
 			return notAvailable(v)
 		}
