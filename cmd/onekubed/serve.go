@@ -98,6 +98,9 @@ func newServeCommand(stderr io.Writer) *cobra.Command {
 	fl.DurationVar(&f.remediate.RecoverWait, "remediate-recover-wait", d.RecoverWait, "how long a resumed VM has to become healthy before it is replaced")
 	fl.DurationVar(&f.remediate.ScaleRetry, "remediate-scale-retry", d.ScaleRetry, "wait after OneFlow refused the cardinality restore")
 	fl.DurationVar(&f.remediate.DrainTimeout, "remediate-drain-timeout", d.DrainTimeout, "bound of the drain before a replacement")
+	fl.Float64Var(&f.autoscale.threshold, "autoscale-threshold", serve.DefaultAutoscaleThreshold, "autoscale: a worker whose requests are below this share of its allocatable is under-used")
+	fl.DurationVar(&f.autoscale.unneededTime, "autoscale-unneeded-time", serve.DefaultAutoscaleUnneededTime, "autoscale: how long a worker stays removable before it is drained and terminated")
+	fl.BoolVar(&f.autoscale.allowOldest, "autoscale-allow-oldest", false, "autoscale: scale-down may pick the worker role's oldest VM")
 	for _, h := range []string{"tokens-fast", "tokens-idle", "publish-every", "cleanup-every", "remediate-every",
 		"remediate-action-timeout", "remediate-recover-wait", "remediate-scale-retry", "remediate-drain-timeout",
 		"upgrade-fast", "upgrade-idle"} {
