@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -71,14 +72,31 @@ func (v leaseView) free(identity string, now time.Time) bool {
 	return v.Holder == "" || v.Holder == identity || !now.Before(v.Expires)
 }
 
-// acquire takes or refreshes the lease for identity. It returns false,
-// without error, when another master holds it or won a race for it.
-func (l certLease) acquire(ctx context.Context, now time.Time) (bool, error) {
+// A master that is due records its earliest NotAfter on the lease
+// (certDuePrefix+identity = "<notAfter>/<seen>", RFC 3339), and a free
+// lease goes to the master whose leaves expire first. Without the queue a
+// master that renews quickly can take the lease again for its next round
+// before a slower one ever wins the race, and the slower one's leaves
+// expire while it waits (seen on the bed with leaves of minutes). An entry
+// not refreshed within certDueFresh is a master that stopped asking (dead,
+// or its credential gone), and is ignored.
+const (
+	certDuePrefix = "onekube.io/cert-due."
+	certDueFresh  = 3 * certsWaitTick
+)
+
+// acquire takes or refreshes the lease for identity, whose earliest leaf
+// expires at due (zero when it only refreshes a lease it holds). It returns
+// false, without error, when another master holds it, won a race for it,
+// or is owed it first.
+func (l certLease) acquire(ctx context.Context, now, due time.Time) (bool, error) {
 	le, v, err := l.get(ctx)
 	if err != nil {
 		return false, err
 	}
-	if !v.free(l.identity, now) {
+	holding := v.Holder == l.identity && now.Before(v.Expires)
+	if !v.free(l.identity, now) || (!holding && le != nil && owedFirst(le.Annotations, l.identity, due, now)) {
+		l.queue(ctx, le, due, now)
 		return false, nil
 	}
 	secs := int32(l.duration / time.Second) //nolint:gosec // minutes, far below int32
@@ -94,6 +112,7 @@ func (l certLease) acquire(ctx context.Context, now time.Time) (bool, error) {
 		if v.Holder != l.identity {
 			le.Spec.AcquireTime = &t
 		}
+		delete(le.Annotations, certDuePrefix+l.identity)
 		le.Spec.HolderIdentity, le.Spec.LeaseDurationSeconds, le.Spec.RenewTime = &id, &secs, &t
 		_, err = leases.Update(ctx, le, metav1.UpdateOptions{})
 	}
@@ -104,6 +123,44 @@ func (l certLease) acquire(ctx context.Context, now time.Time) (bool, error) {
 		return false, fmt.Errorf("taking the lease %s/%s: %w", LeaseNamespace, CertLeaseName, err)
 	}
 	return true, nil
+}
+
+// queue records identity's due time on the lease; a failure only delays
+// its turn, so it is not an error.
+func (l certLease) queue(ctx context.Context, le *coordinationv1.Lease, due, now time.Time) {
+	if le == nil || due.IsZero() {
+		return
+	}
+	le = le.DeepCopy()
+	if le.Annotations == nil {
+		le.Annotations = map[string]string{}
+	}
+	le.Annotations[certDuePrefix+l.identity] = due.UTC().Format(time.RFC3339) + "/" + now.UTC().Format(time.RFC3339)
+	_, _ = l.client.CoordinationV1().Leases(LeaseNamespace).Update(ctx, le, metav1.UpdateOptions{})
+}
+
+// owedFirst reports whether another master, still asking, recorded leaves
+// that expire before due.
+func owedFirst(annotations map[string]string, identity string, due, now time.Time) bool {
+	for k, val := range annotations {
+		other, ok := strings.CutPrefix(k, certDuePrefix)
+		if !ok || other == identity {
+			continue
+		}
+		notAfterText, seenText, ok := strings.Cut(val, "/")
+		if !ok {
+			continue
+		}
+		notAfter, err1 := time.Parse(time.RFC3339, notAfterText)
+		seen, err2 := time.Parse(time.RFC3339, seenText)
+		if err1 != nil || err2 != nil || now.Sub(seen) > certDueFresh {
+			continue
+		}
+		if due.IsZero() || notAfter.Before(due) {
+			return true
+		}
+	}
+	return false
 }
 
 // release gives the lease up if identity still holds it.

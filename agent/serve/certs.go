@@ -177,7 +177,7 @@ func (c *Certs) Tick(ctx context.Context) (time.Duration, error) {
 			earliest.UTC().Format(time.RFC3339), pending, CertLeaseName, min(aloneBefore, c.Before/4))
 		return 0, c.fail(ctx, earliest, err)
 	case certsRenew:
-		ok, err := lease.acquire(ctx, now)
+		ok, err := lease.acquire(ctx, now, earliest)
 		if err != nil {
 			return 0, c.fail(ctx, earliest, err)
 		}
@@ -197,7 +197,7 @@ func (c *Certs) Tick(ctx context.Context) (time.Duration, error) {
 			return nil
 		}
 		// The API may be restarting under us; the lease outlives one pod.
-		if _, err := lease.acquire(ctx, c.Clock.Now()); err != nil {
+		if _, err := lease.acquire(ctx, c.Clock.Now(), time.Time{}); err != nil {
 			c.Log.Warn("refreshing the certificate lease failed", "before", name, "error", err)
 		}
 		return nil
