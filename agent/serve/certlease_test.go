@@ -60,7 +60,9 @@ func TestCertLeaseIgnoresAStaleEntry(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 11, 29, 0, 10, 0, 0, time.UTC)
 	cs := fake.NewClientset()
-	l := func(id string) certLease { return certLease{client: cs, identity: id, duration: DefaultCertLeaseDuration} }
+	l := func(id string) certLease {
+		return certLease{client: cs, identity: id, duration: DefaultCertLeaseDuration}
+	}
 	if ok, _ := l("m100").acquire(ctx, now, now.Add(time.Hour)); !ok {
 		t.Fatal("m100")
 	}
