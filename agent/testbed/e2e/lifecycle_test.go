@@ -75,7 +75,27 @@ func TestBedLivingCluster(t *testing.T) {
 	}
 	tok := ownedToken(t, admin)
 	w12 := boot("w12", "192.0.2.12")
-	if out, err := c.Join(ctx, w12, testbed.NodeOptions{NodeName: "worker-12", Token: tok}); err != nil {
+	// A worker token's node-client CSR waits for serve's approver (no
+	// automatic approval for onekube's worker group), as on a real master.
+	approve, stopApprove := context.WithCancel(ctx)
+	approved := make(chan struct{})
+	go func() {
+		defer close(approved)
+		a := &serve.CSRApprover{OneGate: og, Client: admin, Clock: clock}
+		for approve.Err() == nil {
+			if _, err := a.Tick(approve); err != nil && approve.Err() == nil {
+				t.Logf("csr approver: %v", err)
+			}
+			select {
+			case <-approve.Done():
+			case <-time.After(time.Second):
+			}
+		}
+	}()
+	out, err = c.Join(ctx, w12, testbed.NodeOptions{NodeName: "worker-12", Token: tok})
+	stopApprove()
+	<-approved
+	if err != nil {
 		t.Fatalf("kubeadm join with the minted token: %v\n%s", err, out)
 	}
 	label(t, admin, map[string]int{"worker-12": 12})
