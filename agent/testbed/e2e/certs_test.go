@@ -51,6 +51,9 @@ const (
 // the controller-manager and scheduler still hold their leases, and serve
 // still renews its own.
 func TestCertRenewal(t *testing.T) {
+	// Parallel: most of it waits for leaves to come due, so it runs beside the other
+	// long waiter once the serial tests are done (CI time; the bed is its own).
+	t.Parallel()
 	b := newBed(t)
 	s := startServiceWith(t, b, testbed.ServiceOptions{Masters: 3, CNIManifest: flannelManifest, AgentArgs: agentArgs,
 		Context: map[string]string{vmcontext.KeyCertValidity: certsValidity.String(), vmcontext.KeyCertRenewBefore: certsBefore.String()}})

@@ -49,6 +49,9 @@ var remediateServeArgs = []string{
 //     says so in `onekube-flow status`; nothing is powered off or
 //     terminated.
 func TestRemediation(t *testing.T) {
+	// Parallel: most of it waits out the node monitor and remediation timeouts, so it runs beside the other
+	// long waiter once the serial tests are done (CI time; the bed is its own).
+	t.Parallel()
 	b := newBed(t)
 	s := startServiceWith(t, b, testbed.ServiceOptions{Workers: 3, CNIManifest: flannelManifest, AgentArgs: agentArgs,
 		ServeArgs: remediateServeArgs, Sim: onegatesim.Options{Cooldown: 10 * time.Second}})
