@@ -114,6 +114,16 @@ func (u *Upgrade) Tick(ctx context.Context) (time.Duration, error) {
 		if a.Kind == upgrade.ActGrant {
 			granted = true
 		}
+		if a.Kind == upgrade.ActDrain {
+			// The cordon mark is written before the drain starts: serve
+			// killed mid-drain leaves the Node cordoned, and the next
+			// term lifts that cordon even if it stops before draining
+			// the node again.
+			data[upgrade.KeyCordonPrefix+a.Node] = "true"
+			if cm, err = u.save(ctx, cm, data); err != nil {
+				return 0, err
+			}
+		}
 		if err := u.act(ctx, a, data); err != nil {
 			var stop stopRollout
 			if errors.As(err, &stop) {
@@ -124,16 +134,28 @@ func (u *Upgrade) Tick(ctx context.Context) (time.Duration, error) {
 			return 0, err
 		}
 	}
-	if !maps.Equal(data, cm.Data) {
-		cm.Data = data
-		if _, err := cms.Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
-			return 0, fmt.Errorf("writing the upgrade plan's status: %w", err)
-		}
+	if _, err := u.save(ctx, cm, data); err != nil {
+		return 0, err
 	}
 	if err := u.publish(ctx, data); err != nil {
 		u.Log.Warn("publishing the upgrade's progress", "error", err)
 	}
 	return u.Fast, nil
+}
+
+// save writes data into the plan when it changed, and returns the
+// ConfigMap as stored (its resourceVersion for the next write).
+func (u *Upgrade) save(ctx context.Context, cm *corev1.ConfigMap, data map[string]string) (*corev1.ConfigMap, error) {
+	if maps.Equal(data, cm.Data) {
+		return cm, nil
+	}
+	next := cm.DeepCopy()
+	next.Data = maps.Clone(data)
+	out, err := u.Client.CoreV1().ConfigMaps(upgrade.PlanNamespace).Update(ctx, next, metav1.UpdateOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("writing the upgrade plan's status: %w", err)
+	}
+	return out, nil
 }
 
 func (u *Upgrade) defaults() {
@@ -153,7 +175,7 @@ func (u *Upgrade) defaults() {
 func (u *Upgrade) act(ctx context.Context, a upgrade.Action, data map[string]string) error {
 	switch a.Kind {
 	case upgrade.ActDrain:
-		// Recorded first, so a crash mid-drain still ends in an uncordon.
+		// Tick wrote the cordon mark into the plan already.
 		data[upgrade.KeyCordonPrefix+a.Node] = "true"
 		if err := u.Drainer.Drain(ctx, a.Node); err != nil {
 			// Leave the node serving: it is not going to be upgraded now.

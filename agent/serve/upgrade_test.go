@@ -34,10 +34,16 @@ type fakeDrainer struct {
 	log         []string
 	blocked     map[string]bool
 	uncordonErr error
+	// during runs inside Drain: a crash of serve mid-drain sees the
+	// cluster as it is then.
+	during func(node string)
 }
 
 func (f *fakeDrainer) Drain(_ context.Context, n string) error {
 	f.log = append(f.log, "drain "+n)
+	if f.during != nil {
+		f.during(n)
+	}
 	if f.blocked[n] {
 		// As kubectl's drain words it: quotes, a comma, brackets.
 		return errors.New(`error when evicting pods/"web-1" -n "default": Cannot evict pod as it would violate the pod's disruption budget, [global timeout reached: 30s]`)
@@ -280,5 +286,38 @@ func TestUpgradeUncordonFailureRetries(t *testing.T) {
 	}
 	if data := r.plan(t); data[upgrade.KeyCordonPrefix+"m1"] != "" || data[upgrade.KeyGrantPrefix+"m2"] != "node" {
 		t.Fatalf("plan after the retry: %v", data)
+	}
+}
+
+// TestUpgradeCordonRecordedBeforeDrain: serve killed mid-drain (the bed's
+// TestUpgrade does it) leaves a cordoned Node; the plan must already say
+// serve cordoned it, or a later term that stops before draining it again
+// never lifts that cordon.
+func TestUpgradeCordonRecordedBeforeDrain(t *testing.T) {
+	ctx := context.Background()
+	r := newUpgradeRig(t)
+	r.writePlan(t)
+	var seen []string
+	r.drain.during = func(n string) {
+		if r.plan(t)[upgrade.KeyCordonPrefix+n] != "true" {
+			seen = append(seen, n)
+		}
+	}
+	for i := 0; i < 2; i++ {
+		if i == 1 {
+			r.finish(t, "m1")
+		}
+		if _, err := r.u.Tick(ctx); err != nil {
+			t.Fatalf("tick %d: %v", i, err)
+		}
+	}
+	if len(r.drain.log) < 2 {
+		t.Fatalf("drains %v, want m1 and m2", r.drain.log)
+	}
+	if len(seen) != 0 {
+		t.Fatalf("nodes %v drained while the plan did not yet record their cordon", seen)
+	}
+	if d := r.plan(t); d[upgrade.KeyGrantPrefix+"m2"] != "node" || d[upgrade.KeyCordonPrefix+"m2"] != "true" {
+		t.Fatalf("plan after the second drain: %v", d)
 	}
 }
