@@ -223,8 +223,13 @@ func TestUpgrade(t *testing.T) {
 	}
 	pctx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
-	poll := startPoller(pctx, fmt.Sprintf("VM %d's local balancer", workers[0].ID), vmcontext.LocalBalancer, caPEM, s.VM(workers[0].ID).DialContext)
-	pw := watchPDB(pctx, admin)
+	// The balancer's client and the PDB's watch end when the worker is
+	// rebooted: its balancer goes with it, and its pods die without an
+	// eviction, which no PDB can prevent.
+	wctx, stopServing := context.WithCancel(pctx)
+	defer stopServing()
+	poll := startPoller(wctx, fmt.Sprintf("VM %d's local balancer", workers[0].ID), vmcontext.LocalBalancer, caPEM, s.VM(workers[0].ID).DialContext)
+	pw := watchPDB(wctx, admin)
 	nt := watchNodeSteps(pctx, admin, to.Version)
 
 	code, out, errs = upgradeTo(to.Version, imageID)
@@ -271,11 +276,65 @@ func TestUpgrade(t *testing.T) {
 	// (before kubeadm runs, whose process systemd's KillMode would also
 	// end) and restarted as its unit's Restart= does; it resumes.
 	go crashOnce(pctx, t, s, admin, nt, to.Version, append(masters, workers...))
+	// serve itself: the acting master's is killed while a second
+	// control plane is drained (or right after its grant) and restarted
+	// 2 s later; the next term goes on from the plan ConfigMap.
+	serveKilled := make(chan struct{})
+	go killServeOnce(pctx, t, s, admin, nt, serveKilled)
+	// A VM: the worker is rebooted (a power cut and a boot) while serve
+	// drains it or right after its grant; its units start again at boot.
+	rebooted := make(chan struct{})
+	w0 := s.VM(workers[0].ID)
+	boots := w0.Boots()
+	go rebootOnce(pctx, t, admin, nt, to.Version, fmt.Sprintf("worker-%d", workers[0].ID), w0, stopServing, rebooted)
 
 	// status --wait returns once the service is ready; the upgrade is
-	// done when every Node has claimed done at the target.
+	// done when every Node has claimed done at the target. A rollout the
+	// reboot stopped (its drain cut short) goes on when the owner runs
+	// the command again, as after any stop.
+	reran := false
 	waitUntil(t, 12*time.Minute, "every node to claim done at "+to.Version, func() bool {
-		return nt.done(names)
+		if nt.done(names) {
+			return true
+		}
+		select {
+		case <-rebooted:
+		default:
+			return false
+		}
+		cm, err := admin.CoreV1().ConfigMaps(upgrade.PlanNamespace).Get(ctx, upgrade.PlanName, metav1.GetOptions{})
+		if err != nil || cm.Data[upgrade.KeyStopped] == "" || reran {
+			return false
+		}
+		reran = true
+		step("the rollout stopped after the reboot: %s", cm.Data[upgrade.KeyStopped])
+		code, out, errs := upgradeTo(to.Version, imageID)
+		if code != 0 {
+			t.Fatalf("onekube-flow upgrade (after the reboot) exited %d:\n%s%s", code, out, errs)
+		}
+		return false
+	})
+	for what, ch := range map[string]chan struct{}{"serve was never killed": serveKilled, "the worker was never rebooted": rebooted} {
+		select {
+		case <-ch:
+		default:
+			t.Errorf("%s", what)
+		}
+	}
+	if w0.Boots() == boots {
+		t.Errorf("VM %d did not boot again", workers[0].ID)
+	}
+	waitUntil(t, time.Minute, "every Node uncordoned", func() bool {
+		nodes, err := admin.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false
+		}
+		for _, n := range nodes.Items {
+			if n.Spec.Unschedulable {
+				return false
+			}
+		}
+		return true
 	})
 	upEnd := time.Now()
 	code, out, errs = cli("status", svc, "--wait", "2m")
@@ -332,7 +391,7 @@ func TestUpgrade(t *testing.T) {
 			done.Sub(upStart).Round(100*time.Millisecond), done.Sub(from).Round(100*time.Millisecond))
 	}
 	nt.mu.Lock()
-	if len(nt.notes) == 0 {
+	if !strings.Contains(strings.Join(nt.notes, "\n"), "upgrade-node") {
 		t.Log("crash: no node was caught at an early step")
 	}
 	for _, n := range nt.notes {
@@ -351,7 +410,9 @@ func TestUpgrade(t *testing.T) {
 		for _, v := range append(masters, workers...) {
 			t.Logf("VM %d upgrade-node:\n%s", v.ID, lastLines(s.Daemon(v.ID, "upgrade-node"), 40))
 		}
-		t.Logf("VM %d serve:\n%s", masters[0].ID, lastLines(s.Daemon(masters[0].ID, "serve"), 60))
+		for _, m := range masters {
+			t.Logf("VM %d serve:\n%s", m.ID, lastLines(s.Daemon(m.ID, "serve"), 60))
+		}
 	}
 }
 
@@ -525,4 +586,91 @@ func (p *poller) maxRun() int {
 		best = max(best, run)
 	}
 	return best
+}
+
+// killServeOnce kills the acting master's onekubed serve (the Lease's
+// holder) once a control plane after the first is being drained (cordoned,
+// not yet granted) or has been granted, and restarts it 2 s later.
+func killServeOnce(ctx context.Context, t *testing.T, s *testbed.Service, c kubernetes.Interface, nt *nodeSteps, killed chan<- struct{}) {
+	for ctx.Err() == nil {
+		if at, ok := serveKillPoint(ctx, c); ok {
+			l, err := c.CoordinationV1().Leases("kube-system").Get(ctx, "onekube-serve", metav1.GetOptions{})
+			if err != nil || l.Spec.HolderIdentity == nil {
+				time.Sleep(100 * time.Millisecond)
+				continue
+			}
+			holder := *l.Spec.HolderIdentity
+			id, err := strconv.Atoi(holder[strings.LastIndex(holder, "-")+1:])
+			if err != nil {
+				t.Logf("crash: lease holder %q", holder)
+				return
+			}
+			if err := s.KillDaemon(id, "serve"); err != nil {
+				t.Logf("crash: %v", err)
+				return
+			}
+			nt.note(fmt.Sprintf("killed VM %d's onekubed serve (the acting master) %s", id, at))
+			time.Sleep(2 * time.Second)
+			if err := s.RestartDaemon(id, "serve"); err != nil {
+				t.Logf("crash: restart: %v", err)
+			}
+			close(killed)
+			return
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// serveKillPoint says whether a second control plane is under way.
+func serveKillPoint(ctx context.Context, c kubernetes.Interface) (string, bool) {
+	cm, err := c.CoreV1().ConfigMaps(upgrade.PlanNamespace).Get(ctx, upgrade.PlanName, metav1.GetOptions{})
+	if err != nil {
+		return "", false
+	}
+	grants := upgrade.Grants(cm.Data)
+	nodes, err := c.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil || len(grants) == 0 {
+		return "", false
+	}
+	for _, n := range nodes.Items {
+		if _, cp := n.Labels["node-role.kubernetes.io/control-plane"]; cp && n.Spec.Unschedulable && grants[n.Name] == "" {
+			return "while it drained " + n.Name, true
+		}
+	}
+	if len(grants) >= 2 {
+		return fmt.Sprintf("after %d grants", len(grants)), true
+	}
+	return "", false
+}
+
+// rebootOnce reboots the worker's VM once serve has cordoned it (its
+// drain under way, or just granted) and it has not started its steps;
+// stopServing ends the watchers that run through it first.
+func rebootOnce(ctx context.Context, t *testing.T, c kubernetes.Interface, nt *nodeSteps, target, node string, vm *testbed.VM, stopServing func(), rebooted chan<- struct{}) {
+	for ctx.Err() == nil {
+		n, err := c.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+		if err == nil && n.Spec.Unschedulable {
+			v, st, _ := strings.Cut(n.Annotations[upgrade.AnnotationStep], " ")
+			if v != target || st == string(upgrade.StepAttach) {
+				at := "during its drain"
+				if cm, err := c.CoreV1().ConfigMaps(upgrade.PlanNamespace).Get(ctx, upgrade.PlanName, metav1.GetOptions{}); err == nil && upgrade.Grants(cm.Data)[node] != "" {
+					at = "after its grant"
+				}
+				stopServing()
+				if err := vm.Reboot(); err != nil {
+					t.Errorf("rebooting %s: %v", node, err)
+				}
+				nt.note(fmt.Sprintf("rebooted %s's VM %s (step claimed: %q)", node, at, n.Annotations[upgrade.AnnotationStep]))
+				close(rebooted)
+				return
+			}
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
