@@ -13,15 +13,12 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/onekube/onekube/agent/etcdm"
 	"github.com/onekube/onekube/agent/gate"
 	"github.com/onekube/onekube/agent/leave"
-	"github.com/onekube/onekube/agent/state"
 	"github.com/onekube/onekube/agent/system"
 	"github.com/onekube/onekube/cmd/internal/agentcli"
-	vmcontext "github.com/onekube/onekube/context"
 )
 
 // leaveFlags are the flags of `onekubed leave`.
@@ -77,26 +74,18 @@ func runLeave(ctx context.Context, f leaveFlags, stdout io.Writer, log *slog.Log
 		ctx = context.Background()
 	}
 	root := system.Root(f.root)
-	store := state.Store{Root: root}
-	if done, err := store.Finished(); err != nil {
+	st, done, err := finishedState(root)
+	if err != nil {
 		return err
 	} else if !done {
 		log.Info("bootstrap has not finished on this VM: nothing to leave")
 		return nil
 	}
-	st, err := store.Load()
+	node, err := publishedNodeName(st)
 	if err != nil {
 		return err
 	}
-	node := st.Published[vmcontext.KeyPubNodeName]
-	if node == "" {
-		return fmt.Errorf("the state file names no node (%s)", vmcontext.KeyPubNodeName)
-	}
-	rc, err := leave.LoadKubeconfig(root, f.kubeconfig)
-	if err != nil {
-		return err
-	}
-	cs, err := kubernetes.NewForConfig(rc)
+	cs, err := nodeClient(root, f.kubeconfig)
 	if err != nil {
 		return err
 	}

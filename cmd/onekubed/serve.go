@@ -19,7 +19,6 @@ import (
 	"github.com/onekube/onekube/agent/gate"
 	"github.com/onekube/onekube/agent/kubeadm"
 	"github.com/onekube/onekube/agent/serve"
-	"github.com/onekube/onekube/agent/state"
 	"github.com/onekube/onekube/agent/system"
 	"github.com/onekube/onekube/cmd/internal/agentcli"
 	vmcontext "github.com/onekube/onekube/context"
@@ -118,15 +117,11 @@ func runServe(ctx context.Context, f serveFlags, log *slog.Logger) error {
 	defer stop()
 	root := system.Root(f.root)
 
-	store := state.Store{Root: root}
-	if done, err := store.Finished(); err != nil {
+	st, done, err := finishedState(root)
+	if err != nil {
 		return err
 	} else if !done {
 		return errors.New("bootstrap has not finished on this VM; serve starts after it")
-	}
-	st, err := store.Load()
-	if err != nil {
-		return err
 	}
 	kubeconfig := root.Path(f.kubeconfig)
 	if ok, _ := root.Exists(f.kubeconfig); !ok {

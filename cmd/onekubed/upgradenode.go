@@ -12,16 +12,12 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/onekube/onekube/agent/gate"
 	"github.com/onekube/onekube/agent/kubeadm"
-	"github.com/onekube/onekube/agent/leave"
-	"github.com/onekube/onekube/agent/state"
 	"github.com/onekube/onekube/agent/system"
 	"github.com/onekube/onekube/agent/upgrade"
 	"github.com/onekube/onekube/cmd/internal/agentcli"
-	vmcontext "github.com/onekube/onekube/context"
 )
 
 // upgradeNodeFlags are the flags of `onekubed upgrade-node`.
@@ -76,25 +72,17 @@ func runUpgradeNode(ctx context.Context, f upgradeNodeFlags, log *slog.Logger) e
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	root := system.Root(f.root)
-	store := state.Store{Root: root}
-	if done, err := store.Finished(); err != nil {
+	st, done, err := finishedState(root)
+	if err != nil {
 		return err
 	} else if !done {
 		return errors.New("bootstrap has not finished on this VM; upgrade-node starts after it")
 	}
-	st, err := store.Load()
+	node, err := publishedNodeName(st)
 	if err != nil {
 		return err
 	}
-	node := st.Published[vmcontext.KeyPubNodeName]
-	if node == "" {
-		return fmt.Errorf("the state file names no node (%s)", vmcontext.KeyPubNodeName)
-	}
-	rc, err := leave.LoadKubeconfig(root, f.kubeconfig)
-	if err != nil {
-		return err
-	}
-	cs, err := kubernetes.NewForConfig(rc)
+	cs, err := nodeClient(root, f.kubeconfig)
 	if err != nil {
 		return err
 	}
