@@ -100,9 +100,10 @@ func newServeCommand(stderr io.Writer) *cobra.Command {
 	fl.Float64Var(&f.autoscale.threshold, "autoscale-threshold", serve.DefaultAutoscaleThreshold, "autoscale: a worker whose requests are below this share of its allocatable is under-used")
 	fl.DurationVar(&f.autoscale.unneededTime, "autoscale-unneeded-time", serve.DefaultAutoscaleUnneededTime, "autoscale: how long a worker stays removable before it is drained and terminated")
 	fl.BoolVar(&f.autoscale.allowOldest, "autoscale-allow-oldest", false, "autoscale: scale-down may pick the worker role's oldest VM")
+	fl.DurationVar(&f.autoscale.every, "autoscale-every", serve.DefaultAutoscaleEvery, "autoscale loop tick (one GET /service and a list of Nodes and Pods each)")
 	for _, h := range []string{"tokens-fast", "tokens-idle", "publish-every", "cleanup-every", "remediate-every",
 		"remediate-action-timeout", "remediate-recover-wait", "remediate-scale-retry", "remediate-drain-timeout",
-		"upgrade-fast", "upgrade-idle"} {
+		"upgrade-fast", "upgrade-idle", "autoscale-every"} {
 		_ = fl.MarkHidden(h)
 	}
 	f.log.Register(fl)

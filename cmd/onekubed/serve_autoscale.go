@@ -19,6 +19,7 @@ type autoscaleFlags struct {
 	threshold    float64
 	unneededTime time.Duration
 	allowOldest  bool
+	every        time.Duration // hidden: the bed shortens it
 }
 
 // autoscaleLoop is the autoscale loop when ONEAPP_K8S_AUTOSCALE in this
@@ -42,7 +43,7 @@ func autoscaleLoop(vars vmcontext.Vars, f autoscaleFlags, og gate.OneGate, cs ku
 	}
 	a := &serve.Autoscale{OneGate: og, Scaler: scaler, Client: cs, Drainer: serve.EvictionDrainer{Client: cs},
 		Clock: clock, Log: log, Bounds: b, Role: vmcontext.DefaultWorkerRole,
-		Threshold: f.threshold, UnneededTime: f.unneededTime, AllowOldest: f.allowOldest}
+		Threshold: f.threshold, UnneededTime: f.unneededTime, AllowOldest: f.allowOldest, Every: f.every}
 	if act, ok := gate.ActionsOf(og); ok {
 		a.Actions = act
 	} else {

@@ -14,7 +14,7 @@ func TestServeHasEveryLoopsFlags(t *testing.T) {
 		"cert-renew-before", "wait-limit", "cleanup-grace",
 		"remediate-unhealthy-after", "remediate-startup-timeout", "remediate-max-unhealthy-workers",
 		"remediate-max-unhealthy-masters", "remediate-action-timeout", "remediate-drain-timeout",
-		"autoscale-threshold", "autoscale-unneeded-time", "autoscale-allow-oldest",
+		"autoscale-threshold", "autoscale-unneeded-time", "autoscale-allow-oldest", "autoscale-every",
 		"upgrade-fast", "upgrade-idle", "upgrade-drain-timeout",
 	} {
 		if cmd.Flags().Lookup(name) == nil {

@@ -1,0 +1,206 @@
+//go:build realbed
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+
+	"github.com/onekube/onekube/agent/testbed"
+	vmcontext "github.com/onekube/onekube/context"
+	"github.com/onekube/onekube/context/onegatesim"
+)
+
+// autoscaleServeArgs shorten the autoscale loop (production: 30 s tick,
+// 10 min unneeded).
+var autoscaleServeArgs = []string{"--autoscale-every=3s", "--autoscale-unneeded-time=20s"}
+
+// TestAutoscale is issue 22's autoscaling on one cluster (1 master, 1
+// worker, ONEAPP_K8S_AUTOSCALE=1:3 in the CONTEXT), OneFlow played by the
+// simulator (COOLDOWN, cardinality through OneGate, DONE lowers it):
+//   - (1) a Deployment whose pods the worker cannot hold but a new one
+//     can: the acting master raises the worker role's cardinality through
+//     OneGate, the new VM joins, and the pending pods are scheduled and
+//     played Running by the bed's kubelet (fakenode: every Node has 2 CPU
+//     and 4Gi; a bound pod is reported Running, its containers never run);
+//   - (2) the Deployment scaled to zero: after the unneeded time the
+//     newest worker, not the oldest VM, is drained and that exact VM is
+//     terminated; OneFlow drops it at DONE and lowers the cardinality.
+func TestAutoscale(t *testing.T) {
+	b := newBed(t)
+	s := startServiceWith(t, b, testbed.ServiceOptions{Workers: 1, CNIManifest: flannelManifest, AgentArgs: agentArgs,
+		ServeArgs: autoscaleServeArgs, Sim: onegatesim.Options{Cooldown: 5 * time.Second},
+		Context: map[string]string{vmcontext.KeyAutoscale: "1:3"}})
+	for _, r := range waitAgents(t, s, 2) {
+		if r.Code != 0 || r.Err != nil {
+			t.Fatalf("VM %d (%s): bootstrap exited %d (%v):\n%s", r.VM.ID, r.VM.Role, r.Code, r.Err, lastLines(r.Output(), 15))
+		}
+	}
+	master := s.Sim.RoleVMs(s.ID, "master")[0].ID
+	cfg, err := b.RESTConfig(s.VM(master), "/etc/kubernetes/admin.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin := kubernetes.NewForConfigOrDie(cfg)
+	first := roleIDs(s, "worker")
+	waitUntil(t, 3*time.Minute, "both Nodes Ready", func() bool { return len(readyVMs(admin)) == 2 })
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("serve on the master:\n%s", lastLines(s.Daemon(master, "serve"), 80))
+		}
+		for _, e := range s.Sim.Events() {
+			switch e.Kind {
+			case onegatesim.EventVMAction, onegatesim.EventScale, onegatesim.EventVMRemoved, onegatesim.EventServiceState:
+				t.Log(e.String())
+			}
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	defer cancel()
+
+	// (1) Two pods of 1500m: the worker holds one at most (2 CPU, flannel
+	// and perhaps CoreDNS on it), the master is tainted; a new worker
+	// holds the other.
+	dep := bigDeployment("autoscale-big", 2, "1500m")
+	if _, err := admin.AppsV1().Deployments(corev1.NamespaceDefault).Create(ctx, dep, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var pendingAt time.Time
+	waitUntil(t, time.Minute, "a pod pending as Unschedulable", func() bool {
+		for _, p := range depPods(admin, dep.Name) {
+			for _, c := range p.Status.Conditions {
+				if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
+					pendingAt = c.LastTransitionTime.Time
+					return true
+				}
+			}
+		}
+		return false
+	})
+	t.Logf("a pod is Unschedulable at %s", pendingAt.Format("15:04:05"))
+	var scaledAt time.Time
+	waitUntil(t, time.Minute, "the worker role's cardinality raised through OneGate", func() bool {
+		for _, e := range s.Sim.Events() {
+			if e.Kind == onegatesim.EventScale && e.Role == "worker" && e.VMID < 0 {
+				scaledAt = e.Time
+				return true
+			}
+		}
+		return false
+	})
+	var added int
+	waitUntil(t, 3*time.Minute, "a new worker VM with a Ready Node", func() bool {
+		for _, id := range roleIDs(s, "worker") {
+			if !slices.Contains(first, id) && readyVMs(admin)[id] {
+				added = id
+				return true
+			}
+		}
+		return false
+	})
+	joinedAt := time.Now()
+	waitUntil(t, 2*time.Minute, "every pod of the Deployment Running", func() bool {
+		ps := depPods(admin, dep.Name)
+		for _, p := range ps {
+			if p.Status.Phase != corev1.PodRunning {
+				return false
+			}
+		}
+		return len(ps) == 2
+	})
+	runningAt := time.Now()
+	t.Logf("measured: Unschedulable → cardinality raised %s; → VM %d Node Ready %s; → both pods Running %s",
+		scaledAt.Sub(pendingAt).Round(time.Second), added, joinedAt.Sub(pendingAt).Round(time.Second), runningAt.Sub(pendingAt).Round(time.Second))
+	if got := roleIDs(s, "worker"); len(got) != 2 {
+		t.Errorf("workers %v after the scale-up, want 2 (one new worker fits the pod)", got)
+	}
+	addedNode := nodeOf(t, admin, added)
+	onAdded := false
+	for _, p := range depPods(admin, dep.Name) {
+		onAdded = onAdded || p.Spec.NodeName == addedNode
+	}
+	if !onAdded {
+		t.Errorf("no pod of the Deployment on the new worker %s", addedNode)
+	}
+
+	// (2) Scaled to zero: both workers idle; the oldest stays.
+	if _, err := admin.AppsV1().Deployments(corev1.NamespaceDefault).Patch(ctx, dep.Name, types.MergePatchType,
+		[]byte(`{"spec":{"replicas":0}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	idleAt := time.Now()
+	waitUntil(t, 3*time.Minute, fmt.Sprintf("VM %d terminated and dropped by OneFlow", added), func() bool {
+		_, ok := s.Sim.VM(added)
+		return !ok
+	})
+	t.Logf("measured: Deployment scaled to 0 → VM %d gone %s (unneeded time 20s)", added, time.Since(idleAt).Round(time.Second))
+	terminated := false
+	for _, e := range s.Sim.Events() {
+		if e.Kind == onegatesim.EventVMAction && e.VMID == added && strings.Contains(e.Detail, "terminate") {
+			terminated = true
+		}
+	}
+	if !terminated {
+		t.Errorf("VM %d left without a terminate action", added)
+	}
+	if got := roleIDs(s, "worker"); !slices.Equal(got, first) {
+		t.Errorf("workers %v after the scale-down, want the oldest %v", got, first)
+	}
+	untouched(t, s, first, "after the scale-down")
+	waitUntil(t, time.Minute, "the drained Node deleted", func() bool {
+		_, err := admin.CoreV1().Nodes().Get(ctx, addedNode, metav1.GetOptions{})
+		return err != nil
+	})
+	if out := flowStatus(t, b, s); !strings.Contains(out, "worker") {
+		t.Errorf("onekube-flow status:\n%s", out)
+	}
+}
+
+// bigDeployment: replicas pods each requesting cpu.
+func bigDeployment(name string, replicas int32, cpu string) *appsv1.Deployment {
+	labels := map[string]string{"app": name}
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: corev1.NamespaceDefault},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To(replicas),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{
+					TerminationGracePeriodSeconds: ptr.To[int64](0),
+					Containers: []corev1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.10",
+						Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+							corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse("64Mi")}}}},
+				},
+			},
+		},
+	}
+}
+
+func depPods(c kubernetes.Interface, app string) []corev1.Pod {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	list, err := c.CoreV1().Pods(corev1.NamespaceDefault).List(ctx, metav1.ListOptions{LabelSelector: "app=" + app})
+	if err != nil {
+		return nil
+	}
+	var out []corev1.Pod
+	for _, p := range list.Items {
+		if p.DeletionTimestamp == nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
