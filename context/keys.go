@@ -216,6 +216,9 @@ const (
 // acting master's serve reads "min:max" from its own CONTEXT, which only
 // the owner sets; empty leaves autoscaling off.
 const (
-	KeyAutoscale      = "ONEAPP_K8S_AUTOSCALE"
+	KeyAutoscale = "ONEAPP_K8S_AUTOSCALE"
+	// KeyPubAutoscale: the acting master's autoscaler, one bounded line
+	// on its own VM for `onekube-flow status`.
+	KeyPubAutoscale   = "ONEGATE_K8S_AUTOSCALE"
 	DefaultWorkerRole = "worker"
 )

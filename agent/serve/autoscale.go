@@ -19,6 +19,7 @@ import (
 	"github.com/onekube/onekube/agent/gate"
 	"github.com/onekube/onekube/agent/kubeadm"
 	"github.com/onekube/onekube/agent/system"
+	vmcontext "github.com/onekube/onekube/context"
 	"github.com/onekube/onekube/context/onegate"
 )
 
@@ -77,6 +78,7 @@ type Autoscale struct {
 	since   map[string]time.Time // node -> first seen removable, this term
 	refused *refusal
 	report  AutoscaleReport
+	mirror  keyMirror // ONEGATE_K8S_AUTOSCALE on this master
 }
 
 // RoleScaler changes a role's cardinality (OneGate PUT /service/role/:role;
@@ -170,8 +172,18 @@ func (a *Autoscale) NewTerm() {
 	a.since, a.refused = nil, nil
 }
 
-// Tick implements Loop.
+// Tick implements Loop. After each decision the report is summed up in
+// ONEGATE_K8S_AUTOSCALE on this master for `onekube-flow status`.
 func (a *Autoscale) Tick(ctx context.Context) (time.Duration, error) {
+	every, err := a.tick(ctx)
+	a.mirror.key = vmcontext.KeyPubAutoscale
+	if perr := a.mirror.set(ctx, a.OneGate, autoscaleLine(a.report)); perr != nil && err == nil {
+		err = perr
+	}
+	return every, err
+}
+
+func (a *Autoscale) tick(ctx context.Context) (time.Duration, error) {
 	if a.Clock == nil {
 		a.Clock = system.RealClock{}
 	}

@@ -347,7 +347,7 @@ func TestAutoscaleScaleDownRules(t *testing.T) {
 
 // Trust: keys any sibling can write into its USER_TEMPLATE (bounds, role
 // names, a pause or a scale request) move nothing; the loop never reads a
-// USER_TEMPLATE at all (fakeService panics on the extended service).
+// sibling's USER_TEMPLATE (fakeService panics on the extended service).
 func TestAutoscaleIgnoresSiblingKeys(t *testing.T) {
 	t.Parallel()
 	b := newAutoscaleBed(t, autoscale.Bounds{Min: 1, Max: 3}, asPod("fill-10", "w10", "4", false), asPod("fill-11", "w11", "4", false))
@@ -368,8 +368,14 @@ func TestAutoscaleIgnoresSiblingKeys(t *testing.T) {
 	if len(b.flow.scales) != 0 || len(b.flow.terminated) != 0 {
 		t.Fatalf("sibling keys moved the autoscaler: scales %v terminated %v", b.flow.scales, b.flow.terminated)
 	}
-	if n := b.svc.count("GetVM") + b.svc.count("GetVMByID"); n != 0 {
-		t.Fatalf("the loop read %d USER_TEMPLATEs", n)
+	// The only USER_TEMPLATE read is this master's own, once: the mirror
+	// of ONEGATE_K8S_AUTOSCALE learning what it shows (and overwriting
+	// the forged value).
+	if n, own := b.svc.count("GetVMByID"), b.svc.count("GetVM"); n != 0 || own > 1 {
+		t.Fatalf("the loop read %d siblings' USER_TEMPLATEs and its own %d times", n, own)
+	}
+	if line := b.svc.ut(1, "ONEGATE_K8S_AUTOSCALE"); !strings.HasPrefix(line, "workers 2 (bounds 1:3)") {
+		t.Errorf("ONEGATE_K8S_AUTOSCALE = %q", line)
 	}
 }
 

@@ -50,6 +50,10 @@ type ServiceOptions struct {
 	// Context adds CONTEXT variables to every role's template_contents
 	// (after the bed's own), as an operator would in the VM templates.
 	Context map[string]string
+	// Cooldown, when set, is every role's OneFlow cooldown (whole
+	// seconds); the rendered template's otherwise (Sim.Cooldown only
+	// applies to a role without one).
+	Cooldown time.Duration
 }
 
 // Service is flow's rendered service instantiated by the OneGate/OneFlow
@@ -98,15 +102,8 @@ func (b *Bed) StartService(o ServiceOptions) (*Service, error) {
 	sim.Dir = filepath.Join(b.o.Dir, "onegate")
 	sim.Listen = fmt.Sprintf("%s:%d", OneGateAddr, OneGatePort)
 	sim.Endpoint = "http://" + sim.Listen
-	tmpl, merge, err := simcluster.TemplateForMasterMax(max(o.Masters, 1), o.MaxMasters, o.Workers, "straight")
+	tmpl, merge, err := serviceTemplate(o)
 	if err != nil {
-		return nil, err
-	}
-	vars := environmentContext()
-	for k, v := range o.Context {
-		vars[k] = v
-	}
-	if tmpl, err = withContext(tmpl, vars); err != nil {
 		return nil, err
 	}
 	ctx, stop := context.WithCancel(context.Background())
@@ -127,6 +124,45 @@ func (b *Bed) StartService(o ServiceOptions) (*Service, error) {
 	return s, nil
 }
 
+// serviceTemplate is flow's rendered service for o, and the merge
+// document `onetemplate instantiate` would send.
+func serviceTemplate(o ServiceOptions) (tmpl, merge []byte, err error) {
+	tmpl, merge, err = simcluster.TemplateForMasterMax(max(o.Masters, 1), o.MaxMasters, o.Workers, "straight")
+	if err != nil {
+		return nil, nil, err
+	}
+	vars := environmentContext()
+	for k, v := range o.Context {
+		vars[k] = v
+	}
+	if tmpl, err = withContext(tmpl, vars, o.Cooldown); err != nil {
+		return nil, nil, err
+	}
+	if merge, err = withInputValues(merge, vars); err != nil {
+		return nil, nil, err
+	}
+	return tmpl, merge, nil
+}
+
+// withInputValues answers the service's user inputs that vars names, as
+// the owner would at instantiate: OneFlow writes every input's value
+// into each role's CONTEXT over the role's own (context/onegatesim
+// applies user_inputs_values so), so a CONTEXT variable that is also an
+// input would otherwise get the input's default.
+func withInputValues(merge []byte, vars map[string]string) ([]byte, error) {
+	var doc map[string]any
+	if err := json.Unmarshal(merge, &doc); err != nil {
+		return nil, fmt.Errorf("reading the merge template: %w", err)
+	}
+	values, _ := doc["user_inputs_values"].(map[string]any)
+	for k, v := range vars {
+		if _, ok := values[k]; ok {
+			values[k] = v
+		}
+	}
+	return json.Marshal(doc)
+}
+
 // environmentContext is what the bed's VM templates add to CONTEXT for the
 // host's sake, as an operator of such a cloud would: the preflight checks
 // the host makes fail (DECISIONS.md, ONEAPP_K8S_IGNORE_PREFLIGHT_ERRORS).
@@ -139,9 +175,9 @@ func environmentContext() map[string]string {
 }
 
 // withContext adds CONTEXT variables to every role's template_contents of
-// a OneFlow 7 service template.
-func withContext(tmpl []byte, vars map[string]string) ([]byte, error) {
-	if len(vars) == 0 {
+// a OneFlow 7 service template, and sets each role's cooldown if given.
+func withContext(tmpl []byte, vars map[string]string, cooldown time.Duration) ([]byte, error) {
+	if len(vars) == 0 && cooldown == 0 {
 		return tmpl, nil
 	}
 	var doc map[string]any
@@ -151,6 +187,9 @@ func withContext(tmpl []byte, vars map[string]string) ([]byte, error) {
 	roles, _ := doc["roles"].([]any)
 	for _, r := range roles {
 		role, _ := r.(map[string]any)
+		if cooldown > 0 {
+			role["cooldown"] = int(cooldown / time.Second)
+		}
 		tc, _ := role["template_contents"].(map[string]any)
 		if tc == nil {
 			return nil, errors.New("service template: a role has no template_contents")

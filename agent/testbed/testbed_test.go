@@ -41,7 +41,7 @@ func TestOneEnvRoundTrip(t *testing.T) {
 
 func TestWithContext(t *testing.T) {
 	tmpl := []byte(`{"name":"k","roles":[{"name":"master","template_contents":{"CONTEXT":{"A":"1"}}},{"name":"worker","template_contents":{}}]}`)
-	out, err := withContext(tmpl, map[string]string{"ONEAPP_K8S_IGNORE_PREFLIGHT_ERRORS": "SystemVerification"})
+	out, err := withContext(tmpl, map[string]string{"ONEAPP_K8S_IGNORE_PREFLIGHT_ERRORS": "SystemVerification"}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func TestWithContext(t *testing.T) {
 	if doc.Roles[0].TemplateContents.CONTEXT["A"] != "1" {
 		t.Error("an existing CONTEXT variable was lost")
 	}
-	if _, err := withContext([]byte(`{"roles":[{"name":"x"}]}`), map[string]string{"K": "v"}); err == nil {
+	if _, err := withContext([]byte(`{"roles":[{"name":"x"}]}`), map[string]string{"K": "v"}, 0); err == nil {
 		t.Error("a role without template_contents was accepted")
 	}
 }

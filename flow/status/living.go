@@ -21,6 +21,7 @@ type Living struct {
 	NodesWithoutVM string // ONEGATE_K8S_NODES_WITHOUT_VM
 	ServeError     string // ONEGATE_K8S_SERVE_ERROR
 	Remediation    string // ONEGATE_K8S_REMEDIATION
+	Autoscale      string // ONEGATE_K8S_AUTOSCALE
 }
 
 func livingFrom(get func(string) string) Living {
@@ -31,6 +32,7 @@ func livingFrom(get func(string) string) Living {
 		NodesWithoutVM: get(vmcontext.KeyPubNodesWithoutVM),
 		ServeError:     get(vmcontext.KeyPubServeError),
 		Remediation:    get(vmcontext.KeyPubRemediation),
+		Autoscale:      get(vmcontext.KeyPubAutoscale),
 	}
 }
 
@@ -47,6 +49,9 @@ type Cluster struct {
 	// Remediation is the acting master's remediation line: what it did,
 	// what it waits for, or why it stopped.
 	Remediation string `json:"remediation,omitempty"`
+	// Autoscale is the acting master's autoscaler line: bounds,
+	// cardinality, pending pods, a refusal, the last scale each way.
+	Autoscale string `json:"autoscale,omitempty"`
 }
 
 // clusterOf reads the rows' published serve data; nil when no VM runs serve.
@@ -77,6 +82,9 @@ func clusterOf(rows []Row) *Cluster {
 		}
 		if l.Remediation != "" {
 			c.Remediation = strings.TrimSpace(c.Remediation + " " + l.Remediation)
+		}
+		if l.Autoscale != "" {
+			c.Autoscale = strings.TrimSpace(c.Autoscale + " " + l.Autoscale)
 		}
 	}
 	if !seen {
@@ -112,6 +120,9 @@ func writeCluster(w io.Writer, c *Cluster, now time.Time) {
 	}
 	if c.Remediation != "" {
 		fmt.Fprintf(w, "remediation: %s\n", truncate(cell(c.Remediation), 4*maxError))
+	}
+	if c.Autoscale != "" {
+		fmt.Fprintf(w, "autoscale: %s\n", truncate(cell(c.Autoscale), 4*maxError))
 	}
 }
 

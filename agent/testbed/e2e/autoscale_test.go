@@ -41,7 +41,7 @@ var autoscaleServeArgs = []string{"--autoscale-every=3s", "--autoscale-unneeded-
 func TestAutoscale(t *testing.T) {
 	b := newBed(t)
 	s := startServiceWith(t, b, testbed.ServiceOptions{Workers: 1, CNIManifest: flannelManifest, AgentArgs: agentArgs,
-		ServeArgs: autoscaleServeArgs, Sim: onegatesim.Options{Cooldown: 5 * time.Second},
+		ServeArgs: autoscaleServeArgs, Cooldown: 5 * time.Second,
 		Context: map[string]string{vmcontext.KeyAutoscale: "1:3"}})
 	for _, r := range waitAgents(t, s, 2) {
 		if r.Code != 0 || r.Err != nil {
@@ -163,8 +163,9 @@ func TestAutoscale(t *testing.T) {
 		_, err := admin.CoreV1().Nodes().Get(ctx, addedNode, metav1.GetOptions{})
 		return err != nil
 	})
-	if out := flowStatus(t, b, s); !strings.Contains(out, "worker") {
-		t.Errorf("onekube-flow status:\n%s", out)
+	out := flowStatus(t, b, s)
+	if !strings.Contains(out, "autoscale: workers 1 (bounds 1:3)") || !strings.Contains(out, fmt.Sprintf("VM %d) drained and terminated", added)) {
+		t.Errorf("onekube-flow status lacks the autoscaler's line:\n%s", out)
 	}
 }
 

@@ -1,0 +1,48 @@
+package serve
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/onekube/onekube/agent/autoscale"
+	vmcontext "github.com/onekube/onekube/context"
+)
+
+func TestAutoscaleLine(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name string
+		r    AutoscaleReport
+		want string
+	}{
+		{"idle", AutoscaleReport{Min: 1, Max: 3, Cardinality: 1}, "workers 1 (bounds 1:3)"},
+		{"pending and refused", AutoscaleReport{Min: 1, Max: 3, Cardinality: 3, Pending: 2, OverMax: []string{"a/b"},
+			Refused: `OneFlow refused "x"`}, "workers 3 (bounds 1:3) | 2 pods unschedulable | 1 wait past the maximum | refused: OneFlow refused 'x'"},
+		{"scaled", AutoscaleReport{Min: 1, Max: 3, Cardinality: 2, Unneeded: map[string]string{"w": "t"},
+			LastScaleUp: "t1: worker 1 -> 2: 1 unschedulable pods fit 1 new workers (default/a, default/b)", LastScaleDown: "t2: node w (VM 5) drained\nand terminated"},
+			"workers 2 (bounds 1:3) | 1 nodes unneeded | last up: t1: worker 1 -> 2: 1 unschedulable pods fit 1 new workers (default/a; default/b) | last down: t2: node w (VM 5) drained and terminated"},
+	}
+	for _, c := range cases {
+		if got := autoscaleLine(c.r); got != c.want {
+			t.Errorf("%s:\n got %q\nwant %q", c.name, got, c.want)
+		}
+	}
+	long := AutoscaleReport{Note: strings.Repeat("n", 2000)}
+	if n := len(autoscaleLine(long)); n > 483 {
+		t.Errorf("the line is %d bytes", n)
+	}
+}
+
+// Each tick mirrors the report into ONEGATE_K8S_AUTOSCALE on this master
+// (VM 1), for `onekube-flow status`.
+func TestAutoscalePublishesLine(t *testing.T) {
+	t.Parallel()
+	b := newAutoscaleBed(t, autoscale.Bounds{Min: 1, Max: 5},
+		asPod("fill-10", "w10", "4", false), asPod("fill-11", "w11", "4", false), asPod("m-fill", "m1", "2", false),
+		asPod("big", "", "3", true))
+	b.tick(t)
+	line := b.svc.ut(1, vmcontext.KeyPubAutoscale)
+	if !strings.HasPrefix(line, "workers 2 (bounds 1:5) | 1 pods unschedulable") || !strings.Contains(line, "last up: ") {
+		t.Errorf("%s = %q", vmcontext.KeyPubAutoscale, line)
+	}
+}
