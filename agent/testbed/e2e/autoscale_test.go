@@ -24,8 +24,9 @@ import (
 )
 
 // autoscaleServeArgs shorten the autoscale loop (production: 30 s tick,
-// 10 min unneeded).
-var autoscaleServeArgs = []string{"--autoscale-every=3s", "--autoscale-unneeded-time=20s"}
+// 10 min unneeded) and the cleanup that deletes a removed worker's Node
+// (production: 5 min after its VM is gone, 1 min tick).
+var autoscaleServeArgs = []string{"--autoscale-every=3s", "--autoscale-unneeded-time=20s", "--cleanup-grace=10s", "--cleanup-every=3s"}
 
 // TestAutoscale is issue 22's autoscaling on one cluster (1 master, 1
 // worker, ONEAPP_K8S_AUTOSCALE=1:3 in the CONTEXT), OneFlow played by the
@@ -166,6 +167,11 @@ func TestAutoscale(t *testing.T) {
 	out := flowStatus(t, b, s)
 	if !strings.Contains(out, "autoscale: workers 1 (bounds 1:3)") || !strings.Contains(out, fmt.Sprintf("VM %d) drained and terminated", added)) {
 		t.Errorf("onekube-flow status lacks the autoscaler's line:\n%s", out)
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "autoscale: ") {
+			t.Logf("onekube-flow status: %s", l)
+		}
 	}
 }
 
