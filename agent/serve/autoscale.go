@@ -49,8 +49,8 @@ import (
 type Autoscale struct {
 	OneGate gate.OneGate
 	Scaler  RoleScaler
-	// Actions terminates a VM; nil leaves scale-down off (the OneGate
-	// client has no VM actions yet).
+	// Actions terminates a VM; nil leaves scale-down off (a client
+	// without VM actions, as some tests hand it).
 	Actions VMActions
 	Client  kubernetes.Interface
 	Drainer NodeDrainer
