@@ -168,6 +168,9 @@ func (a *CSRApprover) Tick(ctx context.Context) (time.Duration, error) {
 	if a.Grace <= 0 {
 		a.Grace = CSRGrace
 	}
+	if a.Log == nil {
+		a.Log = slog.New(slog.DiscardHandler)
+	}
 	if a.SilentGrace <= 0 {
 		a.SilentGrace = DefaultSilentGrace
 	}

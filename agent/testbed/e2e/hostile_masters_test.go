@@ -341,7 +341,7 @@ func (h *hostileHA) haGrant(t *testing.T) {
 	}
 	defer func() { t.Logf("the attacker rewrote %d joining masters' recipients", stop()) }()
 	granted := map[int]bool{}
-	waitUntil(t, 3*time.Minute, "two masters to join", func() bool {
+	waitUntil(t, 5*time.Minute, "two masters to join", func() bool {
 		for _, id := range h.sealedToAttacker(t) {
 			granted[id] = true
 		}
