@@ -351,6 +351,15 @@ func (rc *realCloud) masterReBootstrap(t *testing.T) {
 	}
 	rc.assertErasedFirst(t, rc.master, since)
 	rc.newCluster(t, old)
+	// serve still runs against the old cluster's CA; on a VM the new
+	// bootstrap happens at boot, before onekube-serve.service starts, so
+	// restart it as the boot would. Its CSR approver admits the worker.
+	if err := rc.s.KillDaemon(rc.master.ID, "serve"); err != nil {
+		t.Fatal(err)
+	}
+	if err := rc.s.RestartDaemon(rc.master.ID, "serve"); err != nil {
+		t.Fatal(err)
+	}
 
 	w := rc.wvm()
 	if out, err := w.Run(ctx, "kubeadm", "reset", "-f"); err != nil {
