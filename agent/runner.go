@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/onekube/onekube/agent/system"
+	vmcontext "github.com/onekube/onekube/context"
 )
 
 // Phase is one named step of the boot.
@@ -81,8 +83,15 @@ func (r *Runner) Run(ctx context.Context, phases []Phase, d Data) error {
 		if p.Estimate != nil {
 			eta = r.Clock.Now().Add(p.Estimate(d.Settings()))
 		}
-		if !p.Quiet && !p.Lazy {
+		if !p.Quiet && !p.Lazy || staleFailure(d) {
+			// A rerun after a failure announces even its quiet phases
+			// until one is out: readers (serve's tokens and CSR approver
+			// among them) take PHASE=failed for an agent that waits for
+			// nothing, and the new attempt would not be admitted.
 			r.Report.Phase(ctx, p.Name, eta)
+			if n := d.Node(); n != nil && n.Self != nil && n.Self.UserTemplate != nil {
+				n.Self.UserTemplate[vmcontext.KeyPubPhase] = p.Name
+			}
 		}
 		if a, ok := d.(waitArmer); ok {
 			var announce func(context.Context)
@@ -108,4 +117,11 @@ func (r *Runner) Run(ctx context.Context, phases []Phase, d Data) error {
 		log.Info("phase done", "duration", r.Clock.Now().Sub(start).Round(time.Millisecond))
 	}
 	return nil
+}
+
+// staleFailure: this VM's user template, as discovery read it, still says
+// PHASE=failed from an earlier run.
+func staleFailure(d Data) bool {
+	n := d.Node()
+	return n != nil && n.Self != nil && strings.TrimSpace(n.Self.UserTemplate[vmcontext.KeyPubPhase]) == PhaseFailed
 }

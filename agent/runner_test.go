@@ -10,6 +10,8 @@ import (
 
 	"github.com/onekube/onekube/agent/state"
 	"github.com/onekube/onekube/agent/system/systemtest"
+	vmcontext "github.com/onekube/onekube/context"
+	"github.com/onekube/onekube/context/onegate"
 )
 
 type recordingReporter struct{ phases, failures []string }
@@ -116,5 +118,40 @@ func TestPhaseListsAreComplete(t *testing.T) {
 	}
 	if phasesFor(Kind("bogus")) != nil {
 		t.Error("unknown kind has phases")
+	}
+}
+
+// A rerun after a failure announces its quiet phase: serve's tokens loop
+// and CSR approver take PHASE=failed for an agent that waits for nothing,
+// and a worker's retry stayed unapproved (TestAgentJoinRetry on the bed).
+// Once one phase is out, the quiet ones are quiet again.
+func TestRunnerAnnouncesOverAStaleFailure(t *testing.T) {
+	t.Parallel()
+	for name, c := range map[string]struct {
+		published string
+		want      string
+	}{
+		"after a failure":   {published: PhaseFailed, want: "join,notify:join,notify:more"},
+		"first attempt":     {published: "wait-master", want: "notify:join,notify:more"},
+		"nothing published": {want: "notify:join,notify:more"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			rep := &recordingReporter{}
+			r := &Runner{Report: rep, Notify: rep, Log: slog.New(slog.DiscardHandler), Clock: systemtest.NewClock(testEpoch),
+				Save: func() error { return nil }, Redact: func(s string) string { return s }}
+			d := &bootData{st: &state.State{}}
+			ut := map[string]string{}
+			if c.published != "" {
+				ut[vmcontext.KeyPubPhase] = c.published
+			}
+			d.node.Self = &onegate.VM{UserTemplate: ut}
+			noop := func(context.Context, Data) error { return nil }
+			if err := r.Run(context.Background(), []Phase{{Name: "join", Quiet: true, Run: noop}, {Name: "more", Quiet: true, Run: noop}}, d); err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Join(rep.phases, ","); got != c.want {
+				t.Errorf("reported %q, want %q", got, c.want)
+			}
+		})
 	}
 }
