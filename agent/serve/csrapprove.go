@@ -17,6 +17,7 @@ import (
 
 	"github.com/onekube/onekube/agent/gate"
 	"github.com/onekube/onekube/agent/kubeadm"
+	"github.com/onekube/onekube/agent/safetext"
 	"github.com/onekube/onekube/agent/system"
 	vmcontext "github.com/onekube/onekube/context"
 )
@@ -99,8 +100,12 @@ type csrFacts struct {
 // judgeCSR decides one pending CSR of the worker group, with why.
 func judgeCSR(csr *certificatesv1.CertificateSigningRequest, f csrFacts) (csrVerdict, string) {
 	id, ok := strings.CutPrefix(csr.Spec.Username, "system:bootstrap:")
-	if !ok || !f.tokens[id] {
-		return csrDeny, fmt.Sprintf("requester %q is no live join token of onekube", csr.Spec.Username)
+	if !ok {
+		return csrDeny, fmt.Sprintf("requester %q is no live join token of onekube (not a bootstrap token)", safetext.Sanitize(csr.Spec.Username, 80))
+	}
+	if !f.tokens[id] {
+		// The token ID is part of a token: it stays out of the reason.
+		return csrDeny, "requester is a bootstrap token that is no live join token of onekube"
 	}
 	name, err := kubeletClientName(csr)
 	if err != nil {

@@ -60,7 +60,9 @@ func TestJudgeCSR(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got, why := judgeCSR(c.csr, f)
-			if got != c.want || !strings.Contains(why, c.why) {
+			// A token ID is part of a token: the reason, which serve
+			// logs, never carries one.
+			if got != c.want || !strings.Contains(why, c.why) || strings.Contains(why, "zzzzzz") || strings.Contains(why, "abcdef") {
 				t.Errorf("judgeCSR = %v %q, want %v (%q)", got, why, c.want, c.why)
 			}
 		})
@@ -191,3 +193,4 @@ func FuzzJudgeCSR(f *testing.F) {
 		}
 	})
 }
+
