@@ -207,7 +207,9 @@ func TestRemediation(t *testing.T) {
 		}
 		r := readyVMs(admin)
 		for _, id := range ids {
-			if !r[id] {
+			// A Node stays Ready for the node-monitor grace after its VM
+			// went down: the VM itself must be up too.
+			if vm := s.VM(id); !r[id] || vm == nil || vm.Pid() == 0 || s.Sim.VMState(id) != "RUNNING" {
 				return false
 			}
 		}
