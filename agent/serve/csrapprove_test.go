@@ -193,4 +193,3 @@ func FuzzJudgeCSR(f *testing.F) {
 		}
 	})
 }
-

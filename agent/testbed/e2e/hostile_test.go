@@ -123,7 +123,7 @@ func TestHostileSibling(t *testing.T) {
 	}
 	for _, sec := range secrets.Items {
 		if sec.CreationTimestamp.After(forgedAt) {
-			t.Errorf("a bootstrap token was minted after the forgery: %s", sec.Name)
+			t.Errorf("a bootstrap token was minted after the forgery (created %s)", sec.CreationTimestamp.UTC().Format(time.RFC3339)) // its name holds the token ID
 		}
 	}
 	cps, err := admin.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: "node-role.kubernetes.io/control-plane"})
