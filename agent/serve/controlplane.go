@@ -97,6 +97,7 @@ type ControlPlane struct {
 	uploaded time.Time
 	grant    string // published by this master, "" for none
 	tokenID  string // the token minted for grant, if this run minted it
+	tokenFor int    // the VM that grant (and so tokenID) was sealed to
 	etcd     string // ONEGATE_K8S_ETCD as published
 	etcdErr  string // ONEGATE_K8S_ETCD_ERROR as published
 	joining  int
@@ -173,6 +174,10 @@ func (c *ControlPlane) Tick(ctx context.Context) (time.Duration, error) {
 		if err := c.withdraw(ctx); err != nil {
 			return 0, err
 		}
+	}
+	if c.grant == "" && c.tokenID != "" && turnOver(masters, c.tokenFor) {
+		// The grantee's join is over: its token has nothing left to serve.
+		c.dropToken(ctx)
 	}
 	if !pending {
 		c.pendingSince = time.Time{}
@@ -252,6 +257,19 @@ func turn(masters []*onegate.VM, self int) (vm *onegate.VM, recipient string, pe
 		return vm, r, true
 	}
 	return nil, "", false
+}
+
+// turnOver says the master vmid joins no more: READY, failed, or no
+// longer a master of the service. A missing recipient does not end it
+// (turn reads none while the joiner, or a sibling, erased it).
+func turnOver(masters []*onegate.VM, vmid int) bool {
+	for _, vm := range masters {
+		if vm.ID == vmid {
+			ut := vm.UserTemplate
+			return strings.EqualFold(ut[vmcontext.KeyReady], "YES") || strings.TrimSpace(ut[vmcontext.KeyPubPhase]) == protocol.PhaseFailed
+		}
+	}
+	return true
 }
 
 func (c *ControlPlane) grantFor(j *onegate.VM, recipient string) bool {
@@ -355,7 +373,10 @@ func (c *ControlPlane) answer(ctx context.Context, j *onegate.VM, recipient stri
 	if err := c.OneGate.UpdateVM(ctx, onegate.KV{Key: vmcontext.KeyPubCertKey, Value: g.String()}); err != nil {
 		return "", err
 	}
-	c.grant, c.tokenID = g.String(), id
+	// A token still kept for this VM served an attempt it has given up:
+	// it presents again, so it runs a new one.
+	c.dropToken(ctx)
+	c.grant, c.tokenID, c.tokenFor = g.String(), id, j.ID
 	return "", c.set(ctx, vmcontext.KeyPubEtcdError, &c.etcdErr, "")
 }
 
@@ -409,18 +430,29 @@ func (c *ControlPlane) mintToken(ctx context.Context, now time.Time) (vmcontext.
 	return tok, id, nil
 }
 
-// withdraw erases this master's grant and the token minted for it.
+// withdraw erases this master's grant from OneGate. The token minted for
+// it stays while its grantee's turn lasts (Tick drops it after): the
+// grantee may have opened the grant already and be joining with it, and a
+// sibling can change the request at will by rewriting the grantee's
+// recipient. Deleting the token then failed the join's TLS bootstrap
+// ("invalid bearer token"). Only the grantee could open the grant, so the
+// token stays as private as it was; it expires within grantTokenTTL.
 func (c *ControlPlane) withdraw(ctx context.Context) error {
 	if err := gate.EraseKeys(ctx, c.OneGate, vmcontext.KeyPubCertKey); err != nil {
 		return fmt.Errorf("withdrawing the certificate key grant: %w", err)
 	}
 	c.grant = ""
-	if c.tokenID != "" {
-		// Best effort: the token cleaner removes it at its expiry anyway.
-		_ = c.Client.CoreV1().Secrets(metav1.NamespaceSystem).Delete(ctx, bootstrapapi.BootstrapTokenSecretPrefix+c.tokenID, metav1.DeleteOptions{})
-		c.tokenID = ""
-	}
 	return nil
+}
+
+// dropToken deletes the token of this master's last grant, if any.
+func (c *ControlPlane) dropToken(ctx context.Context) {
+	if c.tokenID == "" {
+		return
+	}
+	// Best effort: the token cleaner removes it at its expiry anyway.
+	_ = c.Client.CoreV1().Secrets(metav1.NamespaceSystem).Delete(ctx, bootstrapapi.BootstrapTokenSecretPrefix+c.tokenID, metav1.DeleteOptions{})
+	c.tokenID, c.tokenFor = "", 0
 }
 
 // set publishes key=value when it changed; "" erases it.

@@ -267,3 +267,71 @@ func TestControlPlaneLoopRefusesToBreakQuorum(t *testing.T) {
 		t.Errorf("published error %q", e)
 	}
 }
+
+// TestControlPlaneLoopKeepsTheJoinersTokenWhenTheRequestChanges: the
+// joiner took its grant and joins with its token; a sibling then rewrites
+// the joiner's USER_TEMPLATE recipient (TestHostileMasters does it in the
+// real bed, and under load the rewrite came after the grant). The grant
+// leaves OneGate, but the token stays until the joiner is READY: deleting
+// it failed the joiner's TLS bootstrap ("invalid bearer token").
+func TestControlPlaneLoopKeepsTheJoinersTokenWhenTheRequestChanges(t *testing.T) {
+	srv := loopback.Start(t, loopback.Options{})
+	cs := srv.Client(t)
+	ctx := context.Background()
+	g := newMasterGate(3, 3, 5)
+	g.set(3, vmcontext.KeyReady, "YES")
+	rec := &recorder{members: []etcdm.Member{{PeerURLs: []string{"https://10.0.0.3:2380"}, Name: "m3", ClientURLs: []string{"x"}, Started: true, Healthy: true}}}
+	clock := systemtest.NewClock(time.Now())
+	n := newVMNet()
+	loop := &serve.ControlPlane{OneGate: g, Client: cs, Uploader: rec, Members: rec, Clock: clock, Self: 3, MasterRole: "master",
+		InitKey: func() (vmcontext.Secret, time.Time, bool) { return vmcontext.NewSecret(strings.Repeat("cd", 32)), clock.Now(), true }, Dial: n.dial}
+	tick := func() {
+		t.Helper()
+		if _, err := loop.Tick(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tokenLive := func(id string) bool {
+		_, err := cs.CoreV1().Secrets("kube-system").Get(ctx, "bootstrap-token-"+id, metav1.GetOptions{})
+		return err == nil
+	}
+	id5 := joinRequest(t, g, 5)
+	n.present(t, "10.0.0.5", certgrant.Presentation{VMID: 5, Recipient: id5.Recipient().String()})
+	tick()
+	gr, err := certgrant.Parse(g.get(3, vmcontext.KeyPubCertKey))
+	if err != nil || gr.VMID != 5 {
+		t.Fatalf("grant: %+v %v", gr, err)
+	}
+	p, err := gr.Open(id5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokID, _, _ := strings.Cut(p.Token.Reveal(), ".")
+
+	// The sibling's rewrite, while VM 5 runs kubeadm join.
+	evil, _ := age.GenerateX25519Identity()
+	g.set(5, vmcontext.KeyPubRecipient, evil.Recipient().String())
+	tick()
+	if g.get(3, vmcontext.KeyPubCertKey) != "" {
+		t.Error("the grant stayed in OneGate after the request changed")
+	}
+	if !tokenLive(tokID) {
+		t.Fatal("the joiner's token was deleted while it may be joining with it")
+	}
+	tick()
+	if !tokenLive(tokID) {
+		t.Fatal("the joiner's token was deleted on the next tick")
+	}
+	// Or erases it: no request at all, the turn still VM 5's.
+	delete(g.vms[5].UserTemplate, vmcontext.KeyPubRecipient)
+	tick()
+	if !tokenLive(tokID) {
+		t.Fatal("the joiner's token was deleted once its recipient was erased")
+	}
+	// VM 5 is READY: now its token goes.
+	g.set(5, vmcontext.KeyReady, "YES")
+	tick()
+	if tokenLive(tokID) {
+		t.Error("VM 5's token outlived its join")
+	}
+}
