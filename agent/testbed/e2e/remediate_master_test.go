@@ -229,6 +229,12 @@ func TestRemediationMaster(t *testing.T) {
 	if n := len(roleIDs(s, "master")); n != 3 {
 		t.Errorf("master cardinality %d after the replacement, want 3", n)
 	}
+	// Its bootstrap joined it as a control plane: the HA grant reached it.
+	for _, r := range waitAgents(t, s, 4) {
+		if r.VM.ID == repl && (r.Code != 0 || r.Err != nil) {
+			t.Errorf("new master VM %d: bootstrap exited %d (%v):\n%s", repl, r.Code, r.Err, lastLines(r.Output(), 15))
+		}
+	}
 	var ms []etcdm.Member
 	now3 := append(survivors, onegatesim.VMInfo{})
 	now3[len(now3)-1], _ = s.Sim.VM(repl)
@@ -260,6 +266,9 @@ func TestRemediationMaster(t *testing.T) {
 	for _, n := range list.Items {
 		if n.Name == victimNode {
 			t.Errorf("the lost master's Node %s is back", victimNode)
+		}
+		if _, cp := n.Labels["node-role.kubernetes.io/control-plane"]; !cp {
+			t.Errorf("Node %s is no control plane", n.Name)
 		}
 	}
 	if len(list.Items) != 3 {
