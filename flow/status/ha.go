@@ -185,4 +185,7 @@ func writeControlPlane(b *strings.Builder, r Report) {
 		fmt.Fprintf(b, "  ETCD HAS LOST QUORUM: %d of %d voting members healthy; the control plane can change nothing\n", q.Healthy, q.Voters)
 		fmt.Fprintf(b, "  way back: %s\n", WayBack)
 	}
+	if q := cp.Quorum; q != nil && q.InDoubt {
+		fmt.Fprintf(b, "  ETCD QUORUM IN DOUBT: %d of %d voting members on RUNNING masters, %d on UNKNOWN ones (oned cannot see their hosts)\n", q.Healthy, q.Voters, q.Unseen)
+	}
 }

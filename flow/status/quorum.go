@@ -12,9 +12,16 @@ import "fmt"
 // vote; stale and unstarted members vote but never answer.
 type EtcdQuorum struct {
 	Voters, Healthy int
-	// Lost: the healthy voters are no majority. etcd then commits nothing
-	// (no API writes, no leader lease, no member change).
+	// Unseen are voters published healthy whose master VM is UNKNOWN now:
+	// oned lost sight of its host, but the guest may still run, and its
+	// member with it.
+	Unseen int
+	// Lost: the healthy voters are no majority, even counting the unseen
+	// ones. etcd then commits nothing (no API writes, no leader lease, no
+	// member change).
 	Lost bool
+	// InDoubt: a majority only with the unseen voters; status cannot tell.
+	InDoubt bool
 }
 
 // WayBack is what status tells an operator whose etcd lost quorum.
@@ -35,24 +42,36 @@ func quorumOf(cp *ControlPlaneReport, rows []Row) *EtcdQuorum {
 			continue
 		}
 		q.Voters++
-		if m.State == "voter" && m.VM != 0 && vmRunning(rows, m.VM) {
-			q.Healthy++
+		if m.State == "voter" && m.VM != 0 {
+			switch vmLCM(rows, m.VM) {
+			case "RUNNING":
+				q.Healthy++
+			case "UNKNOWN":
+				q.Unseen++
+			}
 		}
 	}
-	q.Lost = q.Voters > 0 && q.Healthy*2 <= q.Voters
+	short := q.Voters > 0 && q.Healthy*2 <= q.Voters
+	q.Lost = short && (q.Healthy+q.Unseen)*2 <= q.Voters
+	q.InDoubt = short && !q.Lost
 	return q
 }
 
-func vmRunning(rows []Row, id int) bool {
+// vmLCM is the LCM state of master VM id when it is ACTIVE and read, else "".
+func vmLCM(rows []Row, id int) string {
 	for _, r := range rows {
-		if r.ID == id {
-			return r.ReadError == "" && r.State == "ACTIVE" && r.LCMState == "RUNNING"
+		if r.ID == id && r.ReadError == "" && r.State == "ACTIVE" {
+			return r.LCMState
 		}
 	}
-	return false
+	return ""
 }
 
 // reason is the line Summarize adds to a report's reasons.
 func (q *EtcdQuorum) reason() string {
+	if q.InDoubt {
+		return fmt.Sprintf("etcd quorum in doubt: %d of %d voting members on RUNNING masters, %d more on UNKNOWN ones (oned cannot see their hosts; if they are lost, so is quorum)",
+			q.Healthy, q.Voters, q.Unseen)
+	}
 	return fmt.Sprintf("etcd has lost quorum: %d of %d voting members healthy; %s", q.Healthy, q.Voters, WayBack)
 }

@@ -38,21 +38,26 @@ func TestEtcdQuorum(t *testing.T) {
 		etcd            string
 		voters, healthy int
 		lost            bool
+		doubt           bool // a majority only with the UNKNOWN masters' members
 	}{
-		{"three healthy", []string{"RUNNING", "RUNNING", "RUNNING"}, "voter@10.0.0.1 voter@10.0.0.2 voter@10.0.0.3", 3, 3, false},
-		{"one down", []string{"RUNNING", "RUNNING", "POWEROFF"}, "voter@10.0.0.1 voter@10.0.0.2 voter@10.0.0.3", 3, 2, false},
-		{"two powered off, stale publication", []string{"RUNNING", "POWEROFF", "POWEROFF"}, "voter@10.0.0.1 voter@10.0.0.2 voter@10.0.0.3", 3, 1, true},
-		{"published unhealthy", []string{"RUNNING", "RUNNING", "RUNNING"}, "voter@10.0.0.1 unhealthy@10.0.0.2 unhealthy@10.0.0.3", 3, 1, true},
-		{"one of two UNKNOWN", []string{"RUNNING", "UNKNOWN"}, "voter@10.0.0.1 voter@10.0.0.2", 2, 1, true},
-		{"a stale member votes but never answers", []string{"RUNNING", "RUNNING"}, "voter@10.0.0.1 voter@10.0.0.2 voter@10.0.0.9 voter@10.0.0.8", 4, 2, true},
-		{"a learner does not vote", []string{"RUNNING", "RUNNING"}, "voter@10.0.0.1 learner@10.0.0.2", 1, 1, false},
+		{"three healthy", []string{"RUNNING", "RUNNING", "RUNNING"}, "voter@10.0.0.1 voter@10.0.0.2 voter@10.0.0.3", 3, 3, false, false},
+		{"one down", []string{"RUNNING", "RUNNING", "POWEROFF"}, "voter@10.0.0.1 voter@10.0.0.2 voter@10.0.0.3", 3, 2, false, false},
+		{"two powered off, stale publication", []string{"RUNNING", "POWEROFF", "POWEROFF"}, "voter@10.0.0.1 voter@10.0.0.2 voter@10.0.0.3", 3, 1, true, false},
+		{"published unhealthy", []string{"RUNNING", "RUNNING", "RUNNING"}, "voter@10.0.0.1 unhealthy@10.0.0.2 unhealthy@10.0.0.3", 3, 1, true, false},
+		{"one of two UNKNOWN: in doubt", []string{"RUNNING", "UNKNOWN"}, "voter@10.0.0.1 voter@10.0.0.2", 2, 1, false, true},
+		{"two of three UNKNOWN, etcd may run on: in doubt", []string{"RUNNING", "UNKNOWN", "UNKNOWN"}, "voter@10.0.0.1 voter@10.0.0.2 voter@10.0.0.3", 3, 1, false, true},
+		{"UNKNOWN and powered off: lost", []string{"RUNNING", "UNKNOWN", "POWEROFF", "POWEROFF", "POWEROFF"},
+			"voter@10.0.0.1 voter@10.0.0.2 voter@10.0.0.3 voter@10.0.0.4 voter@10.0.0.5", 5, 1, true, false},
+		{"one UNKNOWN of three: neither", []string{"RUNNING", "RUNNING", "UNKNOWN"}, "voter@10.0.0.1 voter@10.0.0.2 voter@10.0.0.3", 3, 2, false, false},
+		{"a stale member votes but never answers", []string{"RUNNING", "RUNNING"}, "voter@10.0.0.1 voter@10.0.0.2 voter@10.0.0.9 voter@10.0.0.8", 4, 2, true, false},
+		{"a learner does not vote", []string{"RUNNING", "RUNNING"}, "voter@10.0.0.1 learner@10.0.0.2", 1, 1, false, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			r := quorumReport(c.states, c.etcd)
 			q := r.ControlPlane.Quorum
-			if q == nil || q.Voters != c.voters || q.Healthy != c.healthy || q.Lost != c.lost {
-				t.Fatalf("quorum %+v, want %d voters, %d healthy, lost %t", q, c.voters, c.healthy, c.lost)
+			if q == nil || q.Voters != c.voters || q.Healthy != c.healthy || q.Lost != c.lost || q.InDoubt != c.doubt {
+				t.Fatalf("quorum %+v, want %d voters, %d healthy, lost %t, in doubt %t", q, c.voters, c.healthy, c.lost, c.doubt)
 			}
 			var table bytes.Buffer
 			if err := WriteTable(&table, r); err != nil {
@@ -64,6 +69,12 @@ func TestEtcdQuorum(t *testing.T) {
 				t.Errorf("table says lost quorum: %t, want %t:\n%s", said, c.lost, table.String())
 			}
 			if c.lost && (r.Outcome != Failed || !strings.Contains(strings.Join(r.Reasons, "\n"), "etcd has lost quorum")) {
+				t.Errorf("outcome %s, reasons %v", r.Outcome, r.Reasons)
+			}
+			if doubt := strings.Contains(table.String(), "ETCD QUORUM IN DOUBT"); doubt != c.doubt {
+				t.Errorf("table says in doubt: %t, want %t:\n%s", doubt, c.doubt, table.String())
+			}
+			if c.doubt && (r.Outcome != Failed || !strings.Contains(strings.Join(r.Reasons, "\n"), "etcd quorum in doubt")) {
 				t.Errorf("outcome %s, reasons %v", r.Outcome, r.Reasons)
 			}
 		})

@@ -56,6 +56,8 @@ type jsonQuorum struct {
 	Voters  int    `json:"voters"`
 	Healthy int    `json:"healthy"`
 	Lost    bool   `json:"lost"`
+	Unseen  int    `json:"unseen,omitempty"`
+	InDoubt bool   `json:"in_doubt,omitempty"`
 	WayBack string `json:"way_back,omitempty"`
 }
 
@@ -133,7 +135,7 @@ func WriteJSON(w io.Writer, r Report) error {
 			out.ControlPlane.Etcd = append(out.ControlPlane.Etcd, jsonMember(m))
 		}
 		if q := cp.Quorum; q != nil {
-			out.ControlPlane.EtcdQuorum = &jsonQuorum{Voters: q.Voters, Healthy: q.Healthy, Lost: q.Lost}
+			out.ControlPlane.EtcdQuorum = &jsonQuorum{Voters: q.Voters, Healthy: q.Healthy, Lost: q.Lost, Unseen: q.Unseen, InDoubt: q.InDoubt}
 			if q.Lost {
 				out.ControlPlane.EtcdQuorum.WayBack = WayBack
 			}

@@ -124,7 +124,7 @@ func Summarize(svc Service, vms map[int]VM) Report {
 		pending = append(pending, fmt.Sprintf("%d VMs not read before the deadline: VM %s", r.NotRead, strings.Join(notRead, ", ")))
 	}
 	r.ControlPlane = controlPlane(r.VMs)
-	if cp := r.ControlPlane; cp != nil && cp.Quorum != nil && cp.Quorum.Lost {
+	if cp := r.ControlPlane; cp != nil && cp.Quorum != nil && (cp.Quorum.Lost || cp.Quorum.InDoubt) {
 		failed = append(failed, cp.Quorum.reason())
 	}
 	r.Cluster = clusterOf(r.VMs)
