@@ -221,4 +221,12 @@ const (
 	// on its own VM for `onekube-flow status`.
 	KeyPubAutoscale   = "ONEGATE_K8S_AUTOSCALE"
 	DefaultWorkerRole = "worker"
+	// KeyWorkerTemplate (CONTEXT of the master role) is the worker role's
+	// VM size as flow rendered it, "vcpu=N memory=MB [labels=..]
+	// [taints=..]": the autoscaler's template of a new worker when the
+	// role has no Node to copy (scale from zero). CONTEXT, because no VM
+	// can write it: OneGate's PUT /vm and PUT /vms/:id reach only
+	// USER_TEMPLATE (vm.update), and its action list has no updateconf
+	// (src/onegate/onegate-server.rb, release-7.4.0 and HEAD).
+	KeyWorkerTemplate = "ONEKUBE_WORKER_TEMPLATE"
 )

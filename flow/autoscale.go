@@ -49,3 +49,19 @@ func autoscaleBound(s, what string) (int, error) {
 	}
 	return n, nil
 }
+
+// workerTemplate is vmcontext.KeyWorkerTemplate's value for the master
+// role: the worker role's VM size as this render gives it (the role's
+// VCPU and MEMORY override its VM template's), which onekubed's autoscaler
+// takes as a new worker when the role has no Node to copy (scale from
+// zero; agent/autoscale.ParseWorkerSize reads it). Workers register with
+// no labels or taints of the spec's, so the value has none.
+//
+// It is rendered, not read at run time: OneFlow's ${role.xpath} reaches
+// only a role's parents (the master role has none) and reads a parent's
+// VM, of which a role at zero has none (Role#evaluate, day2-opennebula.md
+// §4); a worker's own published size would be a USER_TEMPLATE claim.
+func workerTemplate(s Spec) string {
+	w, _ := s.Role(RoleWorker)
+	return fmt.Sprintf("vcpu=%d memory=%d", w.VCPU, w.MemoryMB)
+}

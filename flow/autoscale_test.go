@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	vmcontext "github.com/onekube/onekube/context"
 )
 
 func TestParseAutoscale(t *testing.T) {
@@ -165,5 +167,71 @@ func TestCheckSpecAutoscale(t *testing.T) {
 	s.Worker.Autoscale, s.Worker.Min, s.Worker.Max = "1:5", ptr(1), ptr(5)
 	if ps := CheckSpec(s); HasErrors(ps) {
 		t.Errorf("agreeing min/max refused: %v", ps)
+	}
+}
+
+// A cluster that starts at zero workers with autoscaling on keeps the
+// master tainted (pods must wait for, and so raise, the worker role) and
+// tells its masters the worker role's size, in both OneFlow versions.
+func TestRenderScaleFromZero(t *testing.T) {
+	t.Parallel()
+	s := DefaultSpec()
+	s.Worker.Autoscale, s.Worker.Count, s.Worker.VCPU, s.Worker.MemoryMB = "0:3", ptr(0), 2, 4096
+	if !s.TaintedMaster() {
+		t.Error("TaintedMaster() = false for 0 workers autoscaled to 3")
+	}
+	if ps := CheckSpec(s); HasErrors(ps) {
+		t.Fatalf("CheckSpec: %v", ps)
+	}
+	in := inputMap(s)[vmcontext.KeyTaintedMaster]
+	if !strings.HasSuffix(in, "|YES") {
+		t.Errorf("input %s = %q, want default YES", vmcontext.KeyTaintedMaster, in)
+	}
+	want := "vcpu=2 memory=4096"
+	doc7, err := RenderService(s, Version7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st7 struct {
+		Roles []struct {
+			Name             string `json:"name"`
+			TemplateContents struct {
+				Context map[string]string `json:"CONTEXT"`
+			} `json:"template_contents"`
+		} `json:"roles"`
+	}
+	if err := json.Unmarshal(doc7, &st7); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range st7.Roles {
+		got, has := r.TemplateContents.Context[vmcontext.KeyWorkerTemplate]
+		if r.Name == RoleMaster && got != want || r.Name == RoleWorker && has {
+			t.Errorf("7.x %s: %s = %q (set %v)", r.Name, vmcontext.KeyWorkerTemplate, got, has)
+		}
+	}
+	doc6, err := RenderService(s, Version6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st6 struct {
+		Roles []struct {
+			Name     string `json:"name"`
+			Contents string `json:"vm_template_contents"`
+		} `json:"roles"`
+	}
+	if err := json.Unmarshal(doc6, &st6); err != nil {
+		t.Fatal(err)
+	}
+	line := vmcontext.KeyWorkerTemplate + ` = "` + want + `"`
+	for _, r := range st6.Roles {
+		if has := strings.Contains(r.Contents, line); has != (r.Name == RoleMaster) {
+			t.Errorf("6.x %s: vm_template_contents has %q: %v\n%s", r.Name, line, has, r.Contents)
+		}
+	}
+	for _, v := range []OneFlowVersion{Version6, Version7} {
+		doc, _ := RenderService(s, v)
+		if ps := Validate(doc, ValidateOptions{Version: v}); HasErrors(ps) {
+			t.Errorf("%d: %v", v, ps)
+		}
 	}
 }

@@ -82,6 +82,7 @@ func service7(s Spec) ServiceTemplate7 {
 			// Here too, so a master made from another VM template
 			// (the marketplace appliance's) still has the list.
 			ctx[vmcontext.KeyKubeconfigUsers] = KubeconfigUsers
+			ctx[vmcontext.KeyWorkerTemplate] = workerTemplate(s)
 		}
 		if masterRef(s, name) {
 			// CONTEXT keys merge over the VM template's, so this value
@@ -153,6 +154,11 @@ func contents6(s Spec, name string, r Role) string {
 		// Top level, as the inputs are: the worker VM template's CONTEXT
 		// references "$ONEKUBE_MASTER_VM_ID" (contextAttr).
 		t = append(t, pair(vmcontext.KeyMasterVMID, masterVMIDExpr))
+	}
+	if name == RoleMaster {
+		// Top level too: the master VM template's CONTEXT references
+		// "$ONEKUBE_WORKER_TEMPLATE" (contextAttr).
+		t = append(t, pair(vmcontext.KeyWorkerTemplate, workerTemplate(s)))
 	}
 	if g, ok := vmGroupRef(s, name); ok {
 		// The 6.x merge is shallow, and a VM template has no VMGROUP

@@ -186,10 +186,16 @@ func (r Role) Spread(role string) bool {
 	return role == RoleMaster && r.count() > 1
 }
 
-// TaintedMaster reports the default of ONEAPP_K8S_TAINTED_MASTER.
+// TaintedMaster reports the default of ONEAPP_K8S_TAINTED_MASTER: yes
+// when there are workers or autoscaling may add some.
 func (s Spec) TaintedMaster() bool {
 	if s.Kubernetes.TaintedMaster != nil {
 		return *s.Kubernetes.TaintedMaster
+	}
+	if _, hi, on, err := ParseAutoscale(s.Worker.Autoscale); on && err == nil && hi > 0 {
+		// Workers to come (scale from zero): an untainted master would
+		// take the pods that should raise the worker role.
+		return true
 	}
 	return s.Worker.count() > 0
 }

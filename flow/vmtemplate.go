@@ -95,6 +95,10 @@ func contextAttr(spec Spec, inputs []UserInput, role string) oneAttr {
 	}
 	if role == RoleMaster {
 		as = append(as, pair(vmcontext.KeyKubeconfigUsers, KubeconfigUsers))
+		// From 6.x's vm_template_contents (contents6); 7.x's
+		// template_contents CONTEXT sets it itself. Without OneFlow
+		// oned writes "", which onekubed reads as absent.
+		as = append(as, pair(vmcontext.KeyWorkerTemplate, "$"+vmcontext.KeyWorkerTemplate))
 	}
 	return vector("CONTEXT", as...)
 }

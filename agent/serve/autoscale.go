@@ -60,9 +60,10 @@ type Autoscale struct {
 	Bounds autoscale.Bounds
 	// Role is the worker role's name in the service.
 	Role string
-	// VMTemplate, when set, sizes a worker for a role with no Node to
-	// copy (scale from zero): VCPU and MEMORY in MB.
-	VMTemplate func() (vcpu, memoryMB int, ok bool)
+	// VMTemplate, when set, sizes a worker for a role with no Ready Node
+	// to copy (scale from zero): the worker role's VCPU, MEMORY, labels
+	// and taints, from KeyWorkerTemplate in this master's own CONTEXT.
+	VMTemplate func() (autoscale.WorkerSize, bool)
 	// Threshold: a worker whose requests are below this share of its
 	// allocatable is under-used (the cluster-autoscaler's
 	// --scale-down-utilization-threshold, 0.5).
@@ -304,8 +305,8 @@ func (a *Autoscale) template(c cluster) (autoscale.Template, bool) {
 		return autoscale.TemplateFromNode(best), true
 	}
 	if a.VMTemplate != nil {
-		if vcpu, mem, ok := a.VMTemplate(); ok {
-			if t, err := autoscale.TemplateFromVM(vcpu, mem); err == nil {
+		if size, ok := a.VMTemplate(); ok {
+			if t, err := size.Template(); err == nil {
 				return t, true
 			}
 		}

@@ -3,6 +3,7 @@ package serve
 import (
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/onekube/onekube/agent/autoscale"
 	vmcontext "github.com/onekube/onekube/context"
@@ -28,8 +29,30 @@ func TestAutoscaleLine(t *testing.T) {
 		}
 	}
 	long := AutoscaleReport{Note: strings.Repeat("n", 2000)}
-	if n := len(autoscaleLine(long)); n > 483 {
+	if n := len(autoscaleLine(long)); n > autoscaleLineMax+3 {
 		t.Errorf("the line is %d bytes", n)
+	}
+}
+
+// A long part (a scale-up naming long pod names, a refusal) is cut on its
+// own: every later part, the last scale-down included, stays whole.
+func TestAutoscaleLineKeepsEveryPart(t *testing.T) {
+	t.Parallel()
+	pod := "default/" + strings.Repeat("a-very-long-deployment-name-", 8)
+	r := AutoscaleReport{Min: 0, Max: 3, Cardinality: 2, Pending: 3,
+		Refused:       "OneFlow refused cardinality 3 for role worker (likely the role's max_vms; OneGate does not say): not asked again until the service changes",
+		Note:          strings.Repeat("ü", 300),
+		LastScaleUp:   "2026-11-28T12:00:00Z: worker 0 -> 2: 3 unschedulable pods fit 2 new workers (" + pod + "1, " + pod + "2, " + pod + "3)",
+		LastScaleDown: "2026-11-28T12:30:00Z: node worker-13 (VM 13) drained and terminated; worker 2 -> 1 when OneFlow drops it"}
+	line := autoscaleLine(r)
+	for _, want := range []string{"workers 2 (bounds 0:3) | 3 pods unschedulable", "| refused: OneFlow refused cardinality 3 for role worker (likely the role's max_vms; OneGate does not say): not asked again until the service changes |",
+		"| last up: 2026-11-28T12:00:00Z: worker 0 -> 2", "| last down: 2026-11-28T12:30:00Z: node worker-13 (VM 13) drained and terminated; worker 2 -> 1 when OneFlow drops it"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("line lacks %q:\n%s", want, line)
+		}
+	}
+	if !utf8.ValidString(line) || len(line) > autoscaleLineMax {
+		t.Errorf("line of %d bytes, valid UTF-8 %v", len(line), utf8.ValidString(line))
 	}
 }
 

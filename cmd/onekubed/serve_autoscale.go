@@ -44,6 +44,7 @@ func autoscaleLoop(vars vmcontext.Vars, f autoscaleFlags, og gate.OneGate, cs ku
 	a := &serve.Autoscale{OneGate: og, Scaler: scaler, Client: cs, Drainer: serve.EvictionDrainer{Client: cs},
 		Clock: clock, Log: log, Bounds: b, Role: vmcontext.DefaultWorkerRole,
 		Threshold: f.threshold, UnneededTime: f.unneededTime, AllowOldest: f.allowOldest, Every: f.every}
+	a.VMTemplate = workerTemplate(vars, log)
 	if act, ok := gate.ActionsOf(og); ok {
 		a.Actions = act
 	} else {
@@ -51,4 +52,24 @@ func autoscaleLoop(vars vmcontext.Vars, f autoscaleFlags, og gate.OneGate, cs ku
 	}
 	log.Info("autoscaling the worker role", "min", b.Min, "max", b.Max)
 	return a
+}
+
+// workerTemplate is the worker role's VM size from KeyWorkerTemplate in
+// this master's own CONTEXT (flow renders it there from the worker role;
+// OneGate cannot write CONTEXT: docs/trust.md), the autoscaler's template
+// when the role has no Node to copy. Absent or unreadable, scaling from
+// zero workers stays off, loudly for a bad value, and the loop copies a
+// worker Node as before.
+func workerTemplate(vars vmcontext.Vars, log *slog.Logger) func() (autoscale.WorkerSize, bool) {
+	size, ok, err := autoscale.ParseWorkerSize(vars.Get(vmcontext.KeyWorkerTemplate))
+	switch {
+	case err != nil:
+		log.Error(vmcontext.KeyWorkerTemplate+" does not read; no scaling from zero workers", "error", err)
+		return nil
+	case !ok:
+		log.Warn(vmcontext.KeyWorkerTemplate + " is not set; no scaling from zero workers")
+		return nil
+	}
+	log.Info("worker template for scaling from zero", "template", size.String())
+	return func() (autoscale.WorkerSize, bool) { return size, true }
 }

@@ -40,3 +40,43 @@ func TestAutoscaleLoopFromContext(t *testing.T) {
 		}
 	}
 }
+
+// The worker role's VM size in this master's CONTEXT becomes the loop's
+// template for scaling from zero workers; absent or malformed, there is
+// none (and the loop still runs).
+func TestAutoscaleLoopWorkerTemplate(t *testing.T) {
+	t.Parallel()
+	og, err := gate.NewClient(gate.Config{Creds: vmcontext.Credentials{Endpoint: "http://127.0.0.1:1", VMID: 5, Token: vmcontext.NewSecret("t")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.DiscardHandler)
+	for _, c := range []struct {
+		value string
+		want  *autoscale.WorkerSize
+	}{
+		{"", nil},
+		{"vcpu=2 memory=4096", &autoscale.WorkerSize{VCPU: 2, MemoryMB: 4096}},
+		{"vcpu=2", nil},
+		{"vcpu=2 memory=4096 gpu=1", nil},
+	} {
+		vars := vmcontext.Vars{vmcontext.KeyAutoscale: "0:3", vmcontext.KeyWorkerTemplate: c.value}
+		got := autoscaleLoop(vars, autoscaleFlags{}, og, fake.NewClientset(), system.RealClock{}, log)
+		if got == nil {
+			t.Fatalf("%q: no loop", c.value)
+		}
+		switch {
+		case c.want == nil && got.VMTemplate != nil:
+			t.Errorf("%q: a worker template", c.value)
+		case c.want != nil && got.VMTemplate == nil:
+			t.Errorf("%q: no worker template", c.value)
+		case c.want != nil:
+			if w, ok := got.VMTemplate(); !ok || w.VCPU != c.want.VCPU || w.MemoryMB != c.want.MemoryMB {
+				t.Errorf("%q: template %+v, want %+v", c.value, w, *c.want)
+			}
+		}
+		if got.Bounds != (autoscale.Bounds{Min: 0, Max: 3}) {
+			t.Errorf("bounds %+v", got.Bounds)
+		}
+	}
+}

@@ -40,4 +40,5 @@ var Keys = []Key{
 	{Name: "`ONEGATE_K8S_NODE_UPGRADE`, `_NODE_UPGRADE_ERROR`", Writer: "every VM (its own upgrade-node)", Readers: "flow status", Trust: ClaimTrust, ForgerGet: "a wrong line in status; no upgrade reads it", Status: Held},
 	{Name: "`ONEAPP_K8S_AUTOSCALE`", Writer: "owner (CONTEXT of the masters)", Readers: "onekubed (autoscale)", Trust: Owner, ForgerGet: "nothing: read from the acting master's own CONTEXT; a sibling's USER_TEMPLATE keys are never read by the loop", Status: Held},
 	{Name: "`ONEGATE_K8S_AUTOSCALE`", Writer: "the acting master (serve)", Readers: "flow status", Trust: ClaimTrust, ForgerGet: "a wrong line in status (bounded); the autoscaler decides on its CONTEXT, the Kubernetes API and oned's service document, never on a key", Status: Held},
+	{Name: "`ONEKUBE_WORKER_TEMPLATE`", Writer: "owner (CONTEXT of the masters, rendered by flow from the worker role)", Readers: "onekubed (autoscale, scale from zero)", Trust: Owner, ForgerGet: "nothing: read from the acting master's own CONTEXT, which OneGate cannot write (no updateconf action); a sibling's USER_TEMPLATE keys are never read", Status: Held},
 }

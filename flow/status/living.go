@@ -122,7 +122,38 @@ func writeCluster(w io.Writer, c *Cluster, now time.Time) {
 		fmt.Fprintf(w, "remediation: %s\n", truncate(cell(c.Remediation), 4*maxError))
 	}
 	if c.Autoscale != "" {
-		fmt.Fprintf(w, "autoscale: %s\n", truncate(cell(c.Autoscale), 4*maxError))
+		writeAutoscale(w, c.Autoscale)
+	}
+}
+
+// maxAutoscalePart bounds one line of the autoscaler's; serve cuts each
+// part at 200 bytes, so a line from it always shows whole.
+const maxAutoscalePart = 240
+
+// maxAutoscaleParts bounds the labelled lines (serve writes at most four).
+const maxAutoscaleParts = 6
+
+// writeAutoscale prints the autoscaler's line readable whole: the counts
+// ("workers 2 (bounds 1:3) | 1 pods unschedulable") on the "autoscale:"
+// line, and each labelled part serve publishes ("refused: ...", "last
+// up: ...") on an "autoscale <label>: ..." line of its own, rather than
+// one line cut at a fixed width (agent/serve/autoscale_line.go).
+func writeAutoscale(w io.Writer, line string) {
+	var counts, labelled []string
+	for _, p := range strings.Split(cell(line), " | ") {
+		if label, _, ok := strings.Cut(p, ": "); ok && !strings.ContainsAny(label, "(:") {
+			labelled = append(labelled, p)
+			continue
+		}
+		counts = append(counts, p)
+	}
+	fmt.Fprintf(w, "autoscale: %s\n", truncate(orDash(strings.Join(counts, " | ")), maxAutoscalePart))
+	for i, p := range labelled {
+		if i == maxAutoscaleParts {
+			fmt.Fprintf(w, "autoscale: %d more parts (see --json)\n", len(labelled)-i)
+			break
+		}
+		fmt.Fprintf(w, "autoscale %s\n", truncate(p, maxAutoscalePart))
 	}
 }
 

@@ -28,23 +28,29 @@ import (
 // (production: 5 min after its VM is gone, 1 min tick).
 var autoscaleServeArgs = []string{"--autoscale-every=3s", "--autoscale-unneeded-time=20s", "--cleanup-grace=10s", "--cleanup-every=3s"}
 
-// TestAutoscale is issue 22's autoscaling on one cluster (1 master, 1
-// worker, ONEAPP_K8S_AUTOSCALE=1:3 in the CONTEXT), OneFlow played by the
-// simulator (COOLDOWN, cardinality through OneGate, DONE lowers it):
-//   - (1) a Deployment whose pods the worker cannot hold but a new one
-//     can: the acting master raises the worker role's cardinality through
-//     OneGate, the new VM joins, and the pending pods are scheduled and
-//     played Running by the bed's kubelet (fakenode: every Node has 2 CPU
-//     and 4Gi; a bound pod is reported Running, its containers never run);
-//   - (2) the Deployment scaled to zero: after the unneeded time the
+// TestAutoscale is issue 22's autoscaling on one cluster that starts with
+// no worker (1 master, ONEAPP_K8S_AUTOSCALE=0:3 in the CONTEXT, the master
+// tainted), OneFlow played by the simulator (COOLDOWN, cardinality through
+// OneGate, DONE lowers it):
+//   - (1) scale from zero: a Deployment of one 1500m pod, which the
+//     tainted master cannot take: with no worker Node to copy, the acting
+//     master judges it on the worker role's VM size from its CONTEXT
+//     (ONEKUBE_WORKER_TEMPLATE, given here as the bed's fakenode Nodes
+//     are: 2 CPU, 4Gi; a bound pod is reported Running, its containers
+//     never run) and raises the worker role 0 -> 1 through OneGate; the
+//     new VM joins and the pod runs there;
+//   - (2) a second pod the first worker cannot hold: now the template is
+//     that worker's Node, and the role goes 1 -> 2;
+//   - (3) the Deployment scaled to zero: after the unneeded time the
 //     newest worker, not the oldest VM, is drained and that exact VM is
 //     terminated; OneFlow drops it at DONE and lowers the cardinality.
 func TestAutoscale(t *testing.T) {
 	b := newBed(t)
-	s := startServiceWith(t, b, testbed.ServiceOptions{Workers: 1, CNIManifest: flannelManifest, AgentArgs: agentArgs,
+	s := startServiceWith(t, b, testbed.ServiceOptions{Workers: 0, CNIManifest: flannelManifest, AgentArgs: agentArgs,
 		ServeArgs: autoscaleServeArgs, Cooldown: 5 * time.Second,
-		Context: map[string]string{vmcontext.KeyAutoscale: "1:3"}})
-	for _, r := range waitAgents(t, s, 2) {
+		Context: map[string]string{vmcontext.KeyAutoscale: "0:3", vmcontext.KeyTaintedMaster: "YES",
+			vmcontext.KeyWorkerTemplate: "vcpu=2 memory=4096"}})
+	for _, r := range waitAgents(t, s, 1) {
 		if r.Code != 0 || r.Err != nil {
 			t.Fatalf("VM %d (%s): bootstrap exited %d (%v):\n%s", r.VM.ID, r.VM.Role, r.Code, r.Err, lastLines(r.Output(), 15))
 		}
@@ -55,8 +61,10 @@ func TestAutoscale(t *testing.T) {
 		t.Fatal(err)
 	}
 	admin := kubernetes.NewForConfigOrDie(cfg)
-	first := roleIDs(s, "worker")
-	waitUntil(t, 3*time.Minute, "both Nodes Ready", func() bool { return len(readyVMs(admin)) == 2 })
+	if got := roleIDs(s, "worker"); len(got) != 0 {
+		t.Fatalf("workers %v at the start, want none", got)
+	}
+	waitUntil(t, 3*time.Minute, "the master's Node Ready", func() bool { return len(readyVMs(admin)) == 1 })
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("serve on the master:\n%s", lastLines(s.Daemon(master, "serve"), 80))
@@ -71,62 +79,20 @@ func TestAutoscale(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 
-	// (1) Two pods of 1500m: the worker holds one at most (2 CPU, flannel
-	// and perhaps CoreDNS on it), the master is tainted; a new worker
-	// holds the other.
-	dep := bigDeployment("autoscale-big", 2, "1500m")
+	// (1) From zero: one pod of 1500m, the master tainted.
+	dep := bigDeployment("autoscale-big", 1, "1500m")
 	if _, err := admin.AppsV1().Deployments(corev1.NamespaceDefault).Create(ctx, dep, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	var pendingAt time.Time
-	waitUntil(t, time.Minute, "a pod pending as Unschedulable", func() bool {
-		for _, p := range depPods(admin, dep.Name) {
-			for _, c := range p.Status.Conditions {
-				if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
-					pendingAt = c.LastTransitionTime.Time
-					return true
-				}
-			}
-		}
-		return false
-	})
-	t.Logf("a pod is Unschedulable at %s", pendingAt.Format("15:04:05"))
-	var scaledAt time.Time
-	waitUntil(t, time.Minute, "the worker role's cardinality raised through OneGate", func() bool {
-		for _, e := range s.Sim.Events() {
-			if e.Kind == onegatesim.EventScale && e.Role == "worker" && e.VMID < 0 {
-				scaledAt = e.Time
-				return true
-			}
-		}
-		return false
-	})
-	var added int
-	waitUntil(t, 3*time.Minute, "a new worker VM with a Ready Node", func() bool {
-		for _, id := range roleIDs(s, "worker") {
-			if !slices.Contains(first, id) && readyVMs(admin)[id] {
-				added = id
-				return true
-			}
-		}
-		return false
-	})
-	joinedAt := time.Now()
-	waitUntil(t, 2*time.Minute, "every pod of the Deployment Running", func() bool {
-		ps := depPods(admin, dep.Name)
-		for _, p := range ps {
-			if p.Status.Phase != corev1.PodRunning {
-				return false
-			}
-		}
-		return len(ps) == 2
-	})
-	runningAt := time.Now()
-	t.Logf("measured: Unschedulable → cardinality raised %s; → VM %d Node Ready %s; → both pods Running %s",
-		scaledAt.Sub(pendingAt).Round(time.Second), added, joinedAt.Sub(pendingAt).Round(time.Second), runningAt.Sub(pendingAt).Round(time.Second))
-	if got := roleIDs(s, "worker"); len(got) != 2 {
-		t.Errorf("workers %v after the scale-up, want 2 (one new worker fits the pod)", got)
+	first := scaleUpStep(t, s, admin, dep.Name, 1, nil, "0 -> 1 (from zero, the VM size)")
+
+	// (2) A second pod: the first worker (2 CPU, flannel on it) holds
+	// one at most; the template is now its Node.
+	if _, err := admin.AppsV1().Deployments(corev1.NamespaceDefault).Patch(ctx, dep.Name, types.MergePatchType,
+		[]byte(`{"spec":{"replicas":2}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
 	}
+	added := scaleUpStep(t, s, admin, dep.Name, 2, []int{first}, "1 -> 2 (a worker Node's copy)")
 	addedNode := nodeOf(t, admin, added)
 	onAdded := false
 	for _, p := range depPods(admin, dep.Name) {
@@ -136,7 +102,7 @@ func TestAutoscale(t *testing.T) {
 		t.Errorf("no pod of the Deployment on the new worker %s", addedNode)
 	}
 
-	// (2) Scaled to zero: both workers idle; the oldest stays.
+	// (3) Scaled to zero: both workers idle; the oldest stays.
 	if _, err := admin.AppsV1().Deployments(corev1.NamespaceDefault).Patch(ctx, dep.Name, types.MergePatchType,
 		[]byte(`{"spec":{"replicas":0}}`), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
@@ -156,23 +122,80 @@ func TestAutoscale(t *testing.T) {
 	if !terminated {
 		t.Errorf("VM %d left without a terminate action", added)
 	}
-	if got := roleIDs(s, "worker"); !slices.Equal(got, first) {
+	if got := roleIDs(s, "worker"); !slices.Equal(got, []int{first}) {
 		t.Errorf("workers %v after the scale-down, want the oldest %v", got, first)
 	}
-	untouched(t, s, first, "after the scale-down")
+	untouched(t, s, []int{first}, "after the scale-down")
 	waitUntil(t, time.Minute, "the drained Node deleted", func() bool {
 		_, err := admin.CoreV1().Nodes().Get(ctx, addedNode, metav1.GetOptions{})
 		return err != nil
 	})
 	out := flowStatus(t, b, s)
-	if !strings.Contains(out, "autoscale: workers 1 (bounds 1:3)") || !strings.Contains(out, fmt.Sprintf("VM %d) drained and terminated", added)) {
-		t.Errorf("onekube-flow status lacks the autoscaler's line:\n%s", out)
+	if !strings.Contains(out, "autoscale: workers 1 (bounds 0:3)") || !strings.Contains(out, fmt.Sprintf("VM %d) drained and terminated", added)) ||
+		!strings.Contains(out, "autoscale last up: ") {
+		t.Errorf("onekube-flow status lacks the autoscaler's lines:\n%s", out)
 	}
 	for _, l := range strings.Split(out, "\n") {
-		if strings.HasPrefix(l, "autoscale: ") {
+		if strings.HasPrefix(l, "autoscale") {
 			t.Logf("onekube-flow status: %s", l)
 		}
 	}
+}
+
+// scaleUpStep waits, with want pods of the Deployment asked for, for one
+// pod Unschedulable, the worker role raised to want workers through
+// OneGate, a new worker VM (not in before) with a Ready Node, and every
+// pod Running; it returns the new VM and logs the times.
+func scaleUpStep(t *testing.T, s *testbed.Service, admin kubernetes.Interface, app string, want int, before []int, what string) int {
+	t.Helper()
+	var pendingAt time.Time
+	waitUntil(t, time.Minute, "a pod pending as Unschedulable", func() bool {
+		for _, p := range depPods(admin, app) {
+			for _, c := range p.Status.Conditions {
+				if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
+					pendingAt = c.LastTransitionTime.Time
+					return true
+				}
+			}
+		}
+		return false
+	})
+	var scaledAt time.Time
+	waitUntil(t, time.Minute, fmt.Sprintf("the worker role's cardinality raised to %d through OneGate", want), func() bool {
+		for _, e := range s.Sim.Events() {
+			if e.Kind == onegatesim.EventScale && e.Role == "worker" && e.VMID < 0 {
+				scaledAt = e.Time // the latest
+			}
+		}
+		return !scaledAt.IsZero() && len(roleIDs(s, "worker")) >= want
+	})
+	var added int
+	waitUntil(t, 3*time.Minute, "a new worker VM with a Ready Node", func() bool {
+		for _, id := range roleIDs(s, "worker") {
+			if !slices.Contains(before, id) && readyVMs(admin)[id] {
+				added = id
+				return true
+			}
+		}
+		return false
+	})
+	joinedAt := time.Now()
+	waitUntil(t, 2*time.Minute, "every pod of the Deployment Running", func() bool {
+		ps := depPods(admin, app)
+		for _, p := range ps {
+			if p.Status.Phase != corev1.PodRunning {
+				return false
+			}
+		}
+		return len(ps) == want
+	})
+	runningAt := time.Now()
+	t.Logf("measured %s: Unschedulable → cardinality raised %s; → VM %d Node Ready %s; → every pod Running %s", what,
+		scaledAt.Sub(pendingAt).Round(time.Second), added, joinedAt.Sub(pendingAt).Round(time.Second), runningAt.Sub(pendingAt).Round(time.Second))
+	if got := roleIDs(s, "worker"); len(got) != want {
+		t.Errorf("workers %v after scaling %s, want %d (one new worker fits the pod)", got, what, want)
+	}
+	return added
 }
 
 // bigDeployment: replicas pods each requesting cpu.
