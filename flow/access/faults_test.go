@@ -52,7 +52,9 @@ func TestFetchStopsOnLastingFaults(t *testing.T) {
 			}
 			vms := &pollVMs{err: tc.err}
 			c := &Client{VMs: vms, Sleep: func(ctx context.Context, _ time.Duration) error { time.Sleep(5 * time.Millisecond); return ctx.Err() }}
-			ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+			// 2 s, not less: make test beside the real bed once left a
+			// 200 ms deadline room for one read only.
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			defer cancel()
 			id := newAgeIdentity(t)
 			_, err := c.Fetch(ctx, Target{Master: masterVM(t, nil), User: "alice", Role: kubeconfig.RoleClusterAdmin},
