@@ -45,6 +45,7 @@ var autoscaleServeArgs = []string{"--autoscale-every=3s", "--autoscale-unneeded-
 //     newest worker, not the oldest VM, is drained and that exact VM is
 //     terminated; OneFlow drops it at DONE and lowers the cardinality.
 func TestAutoscale(t *testing.T) {
+	t.Parallel() // mostly waiting: paired with another bed test (make e2e-real, docs/testbed.md)
 	b := newBed(t)
 	s := startServiceWith(t, b, testbed.ServiceOptions{Workers: 0, CNIManifest: flannelManifest, AgentArgs: agentArgs,
 		ServeArgs: autoscaleServeArgs, Cooldown: 5 * time.Second,

@@ -30,6 +30,7 @@ import (
 // reachable through the endpoint from a worker, and a worker added then
 // still joins.
 func TestAgentHA(t *testing.T) {
+	t.Parallel() // mostly waiting: paired with another bed test (make e2e-real, docs/testbed.md)
 	b := newBed(t)
 	s, err := b.StartService(testbed.ServiceOptions{Masters: 3, Workers: 1, CNIManifest: flannelManifest, AgentArgs: agentArgs})
 	if err != nil {

@@ -62,6 +62,7 @@ type hostileHA struct {
 //     what they published: no master runs kubeadm init, the refusal is
 //     published in OneGate and `onekube-flow status` shows it.
 func TestHostileMasters(t *testing.T) {
+	t.Parallel() // mostly waiting: paired with another bed test (make e2e-real, docs/testbed.md)
 	b := newBed(t)
 	s := startServiceWith(t, b, testbed.ServiceOptions{Masters: 1, MaxMasters: 3, Workers: 1, CNIManifest: flannelManifest, AgentArgs: agentArgs})
 	for _, r := range waitAgents(t, s, 2) {

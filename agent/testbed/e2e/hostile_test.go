@@ -48,6 +48,7 @@ import (
 //     approver, while the new worker's own CSR is approved and it joins
 //     (issue 20 finding 2).
 func TestHostileSibling(t *testing.T) {
+	t.Parallel() // mostly waiting: paired with another bed test (make e2e-real, docs/testbed.md)
 	b := newBed(t)
 	s := startServiceWith(t, b, testbed.ServiceOptions{Workers: 1, CNIManifest: flannelManifest, AgentArgs: agentArgs,
 		Sim: onegatesim.Options{Deny: onegatesim.HardenedDeny()}})

@@ -96,6 +96,7 @@ func onSwitch(t *testing.T, b *testbed.Bed, env []string, name string, args ...s
 // the kubeconfig it wrote. Cluster-admin lists the Nodes, view cannot
 // write, and a one-minute certificate is refused once its minute is over.
 func TestKubeconfigRealControlPlane(t *testing.T) {
+	t.Parallel() // mostly waiting: paired with another bed test (make e2e-real, docs/testbed.md)
 	b := newBed(t)
 	// One serve on the master, the test's own (below): two would each
 	// challenge the request with a nonce of their own, which no single

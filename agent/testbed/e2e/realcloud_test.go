@@ -48,6 +48,7 @@ func (rc *realCloud) nodeName(vm onegatesim.VMInfo) string {
 }
 
 func TestAgentRealCloud(t *testing.T) {
+	t.Parallel() // mostly waiting: paired with another bed test (make e2e-real, docs/testbed.md)
 	b := newBed(t)
 	s := startService(t, b, 2)
 	rc := &realCloud{b: b, s: s}

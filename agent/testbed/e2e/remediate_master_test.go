@@ -39,6 +39,7 @@ import (
 //     HA grant and joins; 3 healthy etcd members, 3 Ready control-plane
 //     Nodes, the lost one's name gone.
 func TestRemediationMaster(t *testing.T) {
+	t.Parallel() // mostly waiting: paired with another bed test (make e2e-real, docs/testbed.md)
 	b := newBed(t)
 	s := startServiceWith(t, b, testbed.ServiceOptions{Masters: 3, CNIManifest: flannelManifest, AgentArgs: agentArgs,
 		ServeArgs: remediateServeArgs, Sim: onegatesim.Options{Cooldown: 10 * time.Second}})

@@ -64,6 +64,7 @@ func upgradeTopology(t *testing.T) (int, int) {
 // below its minimum, no bundle left attached; measured: the API error
 // windows, each node's time and the whole.
 func TestUpgrade(t *testing.T) {
+	t.Parallel() // mostly waiting: paired with another bed test (make e2e-real, docs/testbed.md)
 	from, err := bins.At(upgradeFrom)
 	if err != nil && bins.Agent != "" {
 		t.Fatalf("%v (make testbed builds %s too)", err, upgradeFrom)
