@@ -39,6 +39,8 @@ var autoscaleServeArgs = []string{"--autoscale-every=3s", "--autoscale-unneeded-
 //     are: 2 CPU, 4Gi; a bound pod is reported Running, its containers
 //     never run) and raises the worker role 0 -> 1 through OneGate; the
 //     new VM joins and the pod runs there;
+//   - (1b) root on that worker writes autoscale bounds (min 2) on the
+//     master and on itself, ROLE_NAME forged too: nothing is scaled;
 //   - (2) a second pod the first worker cannot hold: now the template is
 //     that worker's Node, and the role goes 1 -> 2;
 //   - (3) the Deployment scaled to zero: after the unneeded time the
@@ -86,6 +88,32 @@ func TestAutoscale(t *testing.T) {
 		t.Fatal(err)
 	}
 	first := scaleUpStep(t, s, admin, dep.Name, 1, nil, "0 -> 1 (from zero, the VM size)")
+
+	// (1b) A sibling's forgeries: root on the worker writes bounds whose
+	// min (2) would raise the role if the loop obeyed them, on the master
+	// (sibling writes are on by default) and on itself, with its ROLE_NAME
+	// forged past OneGate's check. The loop reads its bounds from its own
+	// CONTEXT only: nothing is scaled.
+	att, err := s.Attacker(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := len(s.Sim.Events())
+	if err := att.Put(ctx, master, vmcontext.KeyAutoscale+"=2:3\n"+vmcontext.KeyWorkerTemplate+"=vcpu=1 memory=512", 1); err != nil {
+		t.Logf("sibling write refused (fine): %v", err)
+	}
+	if err := att.Publish(ctx, vmcontext.KeyAutoscale+"=2:3", onegatesim.BypassSpelling(vmcontext.KeyRoleName, "master")); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(4 * 3 * time.Second) // four of the loop's ticks (--autoscale-every=3s)
+	for _, e := range s.Sim.Events()[seen:] {
+		if e.Kind == onegatesim.EventScale || e.Kind == onegatesim.EventVMAction && !strings.Contains(e.Detail, "rename") {
+			t.Errorf("a sibling's keys moved the autoscaler: %s", e)
+		}
+	}
+	if got := roleIDs(s, "worker"); !slices.Equal(got, []int{first}) {
+		t.Errorf("workers %v after the forgeries, want %v", got, []int{first})
+	}
 
 	// (2) A second pod: the first worker (2 CPU, flannel on it) holds
 	// one at most; the template is now its Node.
