@@ -14,6 +14,9 @@ import (
 	"time"
 )
 
+// SwitchMAC is the bridge's own address, locally administered.
+const SwitchMAC = "02:0e:6b:00:00:01"
+
 // OneGateAddr is where VMs reach OneGate: the link-local address of
 // OpenNebula 6.10+'s transparent proxy (reference onegate.md §1.1).
 var OneGateAddr = netip.MustParseAddr("169.254.16.9")
@@ -84,7 +87,13 @@ func Start(o Options) (*Bed, error) {
 	gw := b.Gateway()
 	for _, args := range [][]string{
 		{"link", "set", "lo", "up"},
-		{"link", "add", "br0", "type", "bridge"},
+		// A fixed MAC: a bridge without one takes its lowest port's, so
+		// booting a VM whose veth sorts lower changed the gateway's MAC
+		// under every VM's ARP cache, and traffic to OneGate (routed via
+		// the gateway) stalled for seconds until each VM re-resolved it
+		// (net/bridge/br_stp_if.c, br_stp_recalculate_bridge_id: it keeps
+		// an address set by the user, NET_ADDR_SET).
+		{"link", "add", "br0", "address", SwitchMAC, "type", "bridge"},
 		{"addr", "add", netip.PrefixFrom(gw, o.Network.Bits()).String(), "dev", "br0"},
 		{"addr", "add", OneGateAddr.String() + "/32", "dev", "br0"},
 		{"link", "set", "br0", "up"},
@@ -127,6 +136,16 @@ func (b *Bed) Close() error {
 func (b *Bed) PeakRSS() int64 { return b.mem.peak() }
 
 // ipIn runs ip(8) in the network namespace of pid.
+// SwitchLink is `ip -br link show br0` in the switch: the bridge's
+// state and address.
+func (b *Bed) SwitchLink() (string, error) {
+	out, err := exec.Command("nsenter", "-t", fmt.Sprint(b.sw.pid), "-n", "ip", "-br", "link", "show", "br0").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("ip link show br0: %w: %s", err, strings.TrimSpace(string(out)))
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
 func (b *Bed) ipIn(pid int, args ...string) error {
 	full := append([]string{"-t", fmt.Sprint(pid), "-n", "ip"}, args...)
 	out, err := exec.Command("nsenter", full...).CombinedOutput()

@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"net/netip"
 	"strings"
 	"testing"
@@ -180,4 +181,27 @@ func internalIP(n *corev1.Node) string {
 		}
 	}
 	return ""
+}
+
+// TestBedSwitchKeepsItsAddress: VMs booting onto the switch never change
+// the gateway's MAC. A bridge without an address of its own takes its
+// lowest port's, which moved under the VMs' ARP caches whenever a new
+// VM's veth sorted lower, and stalled their OneGate traffic for seconds
+// (TestHostileSibling's attacker missed a 9 s token window that way).
+func TestBedSwitchKeepsItsAddress(t *testing.T) {
+	b := newBed(t)
+	before, err := b.SwitchLink()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 4; i++ {
+		bootVM(t, b, fmt.Sprintf("v%d", i), fmt.Sprintf("192.0.2.%d", 20+i))
+		now, err := b.SwitchLink()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f := strings.Fields(now); len(f) < 3 || f[2] != testbed.SwitchMAC {
+			t.Fatalf("after VM %d booted the switch reads %q (before any VM: %q), want address %s", i, now, before, testbed.SwitchMAC)
+		}
+	}
 }
