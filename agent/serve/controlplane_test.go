@@ -12,6 +12,7 @@ import (
 
 	"filippo.io/age"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/onekube/onekube/agent/certgrant"
 	"github.com/onekube/onekube/agent/etcdm"
@@ -265,5 +266,28 @@ func TestControlPlaneLoopRefusesToBreakQuorum(t *testing.T) {
 	}
 	if e := g.get(3, vmcontext.KeyPubEtcdError); !strings.Contains(e, "VM 5 cannot join") || !strings.Contains(e, "quorum") {
 		t.Errorf("published error %q", e)
+	}
+}
+
+// TestControlPlaneLoopIdleTick: with every master READY the loop ticks
+// at its idle pace, 30 s unless Idle (serve's hidden --controlplane-idle,
+// which the bed sets to watch ticks rather than sleep) says otherwise.
+func TestControlPlaneLoopIdleTick(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		idle, want time.Duration
+	}{
+		{0, 30 * time.Second},
+		{2 * time.Second, 2 * time.Second},
+	} {
+		g := newMasterGate(3, 3)
+		g.set(3, vmcontext.KeyReady, "YES")
+		rec := &recorder{members: []etcdm.Member{{PeerURLs: []string{"https://10.0.0.3:2380"}, Name: "m3", ClientURLs: []string{"x"}, Started: true, Healthy: true}}}
+		loop := &serve.ControlPlane{OneGate: g, Client: fake.NewClientset(), Uploader: rec, Members: rec, Clock: systemtest.NewClock(time.Now()),
+			Self: 3, MasterRole: "master", Dial: newVMNet().dial, Idle: tc.idle}
+		next, err := loop.Tick(context.Background())
+		if err != nil || next != tc.want {
+			t.Errorf("Idle %s: next tick in %s (%v), want %s", tc.idle, next, err, tc.want)
+		}
 	}
 }
