@@ -193,6 +193,7 @@ func TestHostileSibling(t *testing.T) {
 		}
 		forged = append(forged, "hostile-"+name)
 	}
+	filed := time.Now()
 
 	runs := waitAgents(t, s, 3)
 	newWorker := runs[len(runs)-1]
@@ -216,8 +217,9 @@ func TestHostileSibling(t *testing.T) {
 		t.Errorf("no CSR of %s approved by serve's approver", newName)
 	}
 	// The forged ones: never approved, denied once the grace is over.
-	filed := time.Now()
-	defer func() { t.Logf("the forged CSRs were denied within %s of filing", time.Since(filed).Round(100*time.Millisecond)) }()
+	defer func() {
+		t.Logf("the forged CSRs were denied within %s of filing", time.Since(filed).Round(100*time.Millisecond))
+	}()
 	waitUntil(t, 90*time.Second, "the forged CSRs denied", func() bool {
 		denied := 0
 		for _, n := range forged {
