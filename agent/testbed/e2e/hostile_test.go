@@ -148,10 +148,14 @@ func TestHostileSibling(t *testing.T) {
 		t.Fatal(err)
 	}
 	var token string
+	var readErr string
 	waitUntil(t, 2*time.Minute, "a join token in OneGate", func() bool {
 		vm, err := a.ReadVM(ctx, master.ID)
 		if err == nil {
 			token = vm.UserTemplate[vmcontext.KeyPubToken]
+		} else if e := vmcontext.MaskTokens(err.Error()); e != readErr {
+			readErr = e
+			t.Logf("the attacker's read of VM %d: %s", master.ID, e)
 		}
 		return token != ""
 	})
