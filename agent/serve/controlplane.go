@@ -90,6 +90,9 @@ type ControlPlane struct {
 	// Dial connects to a joining master's presentation (nil: a
 	// net.Dialer; the simulated cluster maps addresses).
 	Dial certgrant.Dialer
+	// Idle is the tick while no master is in turn (cpIdleTick when 0);
+	// the bed shortens it to observe ticks rather than sleep.
+	Idle time.Duration
 
 	terms    int // terms begun (NewTerm); 0 without an elector
 	started  bool
@@ -117,6 +120,13 @@ var (
 
 // Name implements Loop.
 func (c *ControlPlane) Name() string { return "controlplane" }
+
+func (c *ControlPlane) idleTick() time.Duration {
+	if c.Idle > 0 {
+		return c.Idle
+	}
+	return cpIdleTick
+}
 
 // Report implements Reporter.
 func (c *ControlPlane) Report() any {
@@ -190,7 +200,7 @@ func (c *ControlPlane) Tick(ctx context.Context) (time.Duration, error) {
 		if pending && c.Clock.Now().Sub(c.pendingSince) < cpPendingFast {
 			return cpFastTick, nil
 		}
-		return cpIdleTick, nil
+		return c.idleTick(), nil
 	}
 	if c.grantFor(j, recipient) || grantedElsewhere(masters, c.Self, j.ID, recipient, c.Clock.Now()) {
 		return cpFastTick, nil
@@ -206,7 +216,7 @@ func (c *ControlPlane) Tick(ctx context.Context) (time.Duration, error) {
 	if why != "" && c.Clock.Now().Sub(c.pendingSince) >= cpPendingFast {
 		// A request nobody stands behind (a sibling's, or a joiner that
 		// died) is looked at again, slowly.
-		return cpIdleTick, nil
+		return c.idleTick(), nil
 	}
 	return cpFastTick, nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"filippo.io/age"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/onekube/onekube/agent/certgrant"
 	"github.com/onekube/onekube/agent/etcdm"
@@ -284,7 +285,9 @@ func TestControlPlaneLoopKeepsTheJoinersTokenWhenTheRequestChanges(t *testing.T)
 	clock := systemtest.NewClock(time.Now())
 	n := newVMNet()
 	loop := &serve.ControlPlane{OneGate: g, Client: cs, Uploader: rec, Members: rec, Clock: clock, Self: 3, MasterRole: "master",
-		InitKey: func() (vmcontext.Secret, time.Time, bool) { return vmcontext.NewSecret(strings.Repeat("cd", 32)), clock.Now(), true }, Dial: n.dial}
+		InitKey: func() (vmcontext.Secret, time.Time, bool) {
+			return vmcontext.NewSecret(strings.Repeat("cd", 32)), clock.Now(), true
+		}, Dial: n.dial}
 	tick := func() {
 		t.Helper()
 		if _, err := loop.Tick(ctx); err != nil {
@@ -333,5 +336,28 @@ func TestControlPlaneLoopKeepsTheJoinersTokenWhenTheRequestChanges(t *testing.T)
 	tick()
 	if tokenLive(tokID) {
 		t.Error("VM 5's token outlived its join")
+	}
+}
+
+// TestControlPlaneLoopIdleTick: with every master READY the loop ticks
+// at its idle pace, 30 s unless Idle (serve's hidden --controlplane-idle,
+// which the bed sets to watch ticks rather than sleep) says otherwise.
+func TestControlPlaneLoopIdleTick(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		idle, want time.Duration
+	}{
+		{0, 30 * time.Second},
+		{2 * time.Second, 2 * time.Second},
+	} {
+		g := newMasterGate(3, 3)
+		g.set(3, vmcontext.KeyReady, "YES")
+		rec := &recorder{members: []etcdm.Member{{PeerURLs: []string{"https://10.0.0.3:2380"}, Name: "m3", ClientURLs: []string{"x"}, Started: true, Healthy: true}}}
+		loop := &serve.ControlPlane{OneGate: g, Client: fake.NewClientset(), Uploader: rec, Members: rec, Clock: systemtest.NewClock(time.Now()),
+			Self: 3, MasterRole: "master", Dial: newVMNet().dial, Idle: tc.idle}
+		next, err := loop.Tick(context.Background())
+		if err != nil || next != tc.want {
+			t.Errorf("Idle %s: next tick in %s (%v), want %s", tc.idle, next, err, tc.want)
+		}
 	}
 }

@@ -36,6 +36,10 @@ type serveFlags struct {
 	// Ticks, hidden: tests shorten them (the defaults are the measured ones).
 	tokensFast, tokensIdle, publishEvery, cleanupEvery time.Duration
 	upgradeFast, upgradeIdle                           time.Duration
+	controlPlaneIdle                                   time.Duration
+	// csrGrace is how long the CSR approver leaves a CSR naming no
+	// expected VM pending before denying it (hidden: the bed shortens it).
+	csrGrace time.Duration
 	// drainTimeout is how long a PodDisruptionBudget may hold an
 	// upgrade's drain before the rollout stops.
 	drainTimeout time.Duration
@@ -85,6 +89,8 @@ func newServeCommand(stderr io.Writer) *cobra.Command {
 	fl.DurationVar(&f.publishEvery, "publish-every", serve.DefaultPublishEvery, "publish loop tick (reads the API server only)")
 	fl.DurationVar(&f.cleanupEvery, "cleanup-every", serve.DefaultCleanupEvery, "cleanup loop tick (one GET /service each)")
 	fl.DurationVar(&f.upgradeFast, "upgrade-fast", serve.DefaultUpgradeFast, "upgrade loop tick while a rollout runs")
+	fl.DurationVar(&f.controlPlaneIdle, "controlplane-idle", 0, "control-plane loop tick while no master is in turn (default 30s)")
+	fl.DurationVar(&f.csrGrace, "csr-grace", serve.CSRGrace, "how long a node client CSR naming no VM the cluster expects stays pending before it is denied")
 	fl.DurationVar(&f.upgradeIdle, "upgrade-idle", serve.DefaultUpgradeIdle, "upgrade loop tick while none runs (one GET of the plan each)")
 	fl.DurationVar(&f.drainTimeout, "upgrade-drain-timeout", serve.DefaultDrainTimeout, "how long PodDisruptionBudgets may hold an upgrade's drain of a node before the rollout stops")
 	d := serve.DefaultRemediateConfig
@@ -103,7 +109,7 @@ func newServeCommand(stderr io.Writer) *cobra.Command {
 	fl.DurationVar(&f.autoscale.every, "autoscale-every", serve.DefaultAutoscaleEvery, "autoscale loop tick (one GET /service and a list of Nodes and Pods each)")
 	for _, h := range []string{"tokens-fast", "tokens-idle", "publish-every", "cleanup-every", "remediate-every",
 		"remediate-action-timeout", "remediate-recover-wait", "remediate-scale-retry", "remediate-drain-timeout",
-		"upgrade-fast", "upgrade-idle", "autoscale-every"} {
+		"upgrade-fast", "upgrade-idle", "autoscale-every", "controlplane-idle", "csr-grace"} {
 		_ = fl.MarkHidden(h)
 	}
 	f.log.Register(fl)
@@ -178,7 +184,7 @@ func runServe(ctx context.Context, f serveFlags, log *slog.Logger) error {
 			Renewer: serve.KubeadmRenewer{Kubeadm: kubeadm.Runner{Exec: system.OSExec{}}},
 			Before:  certRenewBefore(f, src.Vars, log), Log: log.With("loop", "certs")}, ErrorDelay: 5 * time.Minute},
 		{Loop: &serve.Tokens{OneGate: og, Client: cs, Clock: clock, TTL: ttl, WaitLimit: f.waitLimit, Fast: f.tokensFast, Idle: f.tokensIdle, Service: shared, Log: log.With("loop", "tokens")}, LeaderOnly: true},
-		{Loop: &serve.CSRApprover{OneGate: og, Client: cs, Clock: clock, Prefix: src.Vars.Get(vmcontext.KeyNodeName), Log: log.With("loop", "csr-approver")}, LeaderOnly: true, ErrorDelay: 5 * time.Second},
+		{Loop: &serve.CSRApprover{OneGate: og, Client: cs, Clock: clock, Prefix: src.Vars.Get(vmcontext.KeyNodeName), Grace: f.csrGrace, Log: log.With("loop", "csr-approver")}, LeaderOnly: true, ErrorDelay: 5 * time.Second},
 		{Loop: &serve.Cleanup{OneGate: og, Client: cs, Members: members, Clock: clock, Grace: f.cleanupGrace, Every: f.cleanupEvery, Service: shared, Log: log.With("loop", "cleanup")}, LeaderOnly: true},
 		{Loop: remediateLoop(f, og, cs, members, clock, src.Creds.VMID, cp.MasterRole, src.Vars, log), LeaderOnly: true},
 		{Loop: &serve.Upgrade{Client: cs, OneGate: og, Etcd: cp.Members, Clock: clock, Log: log.With("loop", "upgrade"),

@@ -47,6 +47,7 @@ func controlPlaneLoop(ctx context.Context, f serveFlags, root system.Root, og ga
 		MasterRole: settings.MasterRole,
 		InitKey:    serve.InitKeyFrom(root, kubeadm.InitConfigFile),
 		Dial:       agentcli.Dial,
+		Idle:       f.controlPlaneIdle,
 	}
 	closeFn := func() {}
 	if ecfg, err := etcdm.FromManifest(root); err != nil {

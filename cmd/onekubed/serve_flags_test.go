@@ -16,6 +16,7 @@ func TestServeHasEveryLoopsFlags(t *testing.T) {
 		"remediate-max-unhealthy-masters", "remediate-action-timeout", "remediate-drain-timeout",
 		"autoscale-threshold", "autoscale-unneeded-time", "autoscale-allow-oldest", "autoscale-every",
 		"upgrade-fast", "upgrade-idle", "upgrade-drain-timeout",
+		"csr-grace", "controlplane-idle",
 	} {
 		if cmd.Flags().Lookup(name) == nil {
 			t.Errorf("onekubed serve has no --%s", name)

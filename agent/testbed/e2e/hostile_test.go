@@ -23,6 +23,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/onekube/onekube/agent/serve/servestatus"
 	"github.com/onekube/onekube/agent/testbed"
 	vmcontext "github.com/onekube/onekube/context"
 	"github.com/onekube/onekube/context/onegatesim"
@@ -51,7 +52,7 @@ func TestHostileSibling(t *testing.T) {
 	t.Parallel() // mostly waiting: paired with another bed test (make e2e-real, docs/testbed.md)
 	b := newBed(t)
 	s := startServiceWith(t, b, testbed.ServiceOptions{Workers: 1, CNIManifest: flannelManifest, AgentArgs: agentArgs,
-		Sim: onegatesim.Options{Deny: onegatesim.HardenedDeny()}})
+		Sim: onegatesim.Options{Deny: onegatesim.HardenedDeny()}, ServeArgs: hostileServeArgs})
 	for _, r := range waitAgents(t, s, 2) {
 		if r.Code != 0 || r.Err != nil {
 			t.Fatalf("hardened OneGate: VM %d (%s): exit %d (%v):\n%s", r.VM.ID, r.VM.Role, r.Code, r.Err, lastLines(r.Output(), 20))
@@ -109,7 +110,11 @@ func TestHostileSibling(t *testing.T) {
 	if got := s.Sim.UserTemplate(worker.ID)[vmcontext.KeyRoleName]; got != "master" {
 		t.Fatalf("the tab bypass did not set ROLE_NAME (%q): the bed's OneGate is not the real one", got)
 	}
-	time.Sleep(20 * time.Second) // several ticks of serve's control-plane (5 s) and tokens (5 s) loops
+	// serve has looked at the forgery: two ticks each of the loops that
+	// grant certificate keys and mint tokens, begun after it.
+	looked := time.Now()
+	waitServeTicks(t, s.VM(master.ID), looked, 2, "controlplane", "tokens")
+	t.Logf("serve's loops ticked twice after the forgery within %s", time.Since(looked).Round(100*time.Millisecond))
 	for _, vm := range s.Sim.VMs() {
 		if v := s.Sim.UserTemplate(vm.ID)[vmcontext.KeyPubCertKey]; v != "" {
 			t.Errorf("VM %d carries a certificate-key grant after the forgery", vm.ID)
@@ -140,8 +145,11 @@ func TestHostileSibling(t *testing.T) {
 	}
 
 	// A real VM waits: the token is in OneGate, and the attacker reads it.
-	// It is there only while the VM waits (12 s in one loaded run), so the
-	// attacker reads without pause from before the scale.
+	// It is there only while the VM waits (9-12 s), so the attacker reads
+	// without pause from before the scale. Its reads once timed out
+	// connecting for 20 s while the others' went through: the switch's MAC
+	// had moved under its ARP cache as the new VM booted (now fixed,
+	// TestBedSwitchKeepsItsAddress).
 	stolen := make(chan string, 1)
 	readCtx, stopReading := context.WithTimeout(ctx, 2*time.Minute)
 	defer stopReading()
@@ -168,7 +176,7 @@ func TestHostileSibling(t *testing.T) {
 	token, ok := <-stolen
 	if !ok {
 		// reads and readErrs are the reader's, which has ended.
-		t.Fatalf("the attacker read no join token in 2 min: %d reads of VM %d, %d failed (last: %v)", reads, master.ID, len(readErrs), errors.Join(readErrs[max(0, len(readErrs)-1):]...))
+		t.Fatalf("the attacker read no join token in 2 min: %d reads of VM %d, %d failed (last: %v)", reads, master.ID, len(readErrs), vmcontext.MaskTokens(fmt.Sprint(errors.Join(readErrs[max(0, len(readErrs)-1):]...))))
 	}
 	// The token goes into a 0600 kubeconfig in the VM, never onto a
 	// command line that an error message would repeat.
@@ -208,6 +216,7 @@ func TestHostileSibling(t *testing.T) {
 		}
 		forged = append(forged, "hostile-"+name)
 	}
+	filed := time.Now()
 
 	runs := waitAgents(t, s, 3)
 	newWorker := runs[len(runs)-1]
@@ -231,6 +240,9 @@ func TestHostileSibling(t *testing.T) {
 		t.Errorf("no CSR of %s approved by serve's approver", newName)
 	}
 	// The forged ones: never approved, denied once the grace is over.
+	defer func() {
+		t.Logf("the forged CSRs were denied within %s of filing", time.Since(filed).Round(100*time.Millisecond))
+	}()
 	waitUntil(t, 90*time.Second, "the forged CSRs denied", func() bool {
 		denied := 0
 		for _, n := range forged {
@@ -249,6 +261,52 @@ func TestHostileSibling(t *testing.T) {
 		}
 		return denied == len(forged)
 	})
+}
+
+// hostileServeArgs shorten serve's idle ticks, so that waitServeTicks
+// sees its loops look at the forgery within seconds, and the CSR
+// approver's denial grace (a minute in production, for a service read
+// that predates a VM just created): the forged CSRs name no VM the
+// cluster expects, whatever the grace.
+var hostileServeArgs = []string{"--controlplane-idle", "2s", "--tokens-idle", "2s", "--csr-grace", "5s"}
+
+// waitServeTicks waits until each of serve's loops named has finished n
+// ticks without error, each begun after since, as serve's status file on
+// vm shows them (written every 10 s: a tick it skips is not counted).
+func waitServeTicks(t *testing.T, vm *testbed.VM, since time.Time, n int, loops ...string) {
+	t.Helper()
+	seen := map[string][]time.Time{} // per loop, the starts of its counted ticks
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		raw, err := vm.ReadFile(servestatus.StatusFile)
+		var st servestatus.Status
+		if err == nil {
+			err = json.Unmarshal(raw, &st)
+		}
+		done := err == nil
+		for _, name := range loops {
+			ls := st.Loops[name]
+			starts := seen[name]
+			if !ls.Running && ls.LastError == "" && ls.TickStarted.After(since) && !ls.TickEnded.Before(ls.TickStarted) &&
+				(len(starts) == 0 || ls.TickStarted.After(starts[len(starts)-1])) {
+				seen[name] = append(starts, ls.TickStarted)
+			}
+			done = done && len(seen[name]) >= n
+		}
+		if done {
+			return
+		}
+		if time.Now().After(deadline) {
+			var shown []string
+			for _, name := range loops {
+				ls := st.Loops[name]
+				shown = append(shown, fmt.Sprintf("%s: started %s ended %s running %v error %q", name, ls.TickStarted.Format(time.RFC3339Nano),
+					ls.TickEnded.Format(time.RFC3339Nano), ls.Running, vmcontext.MaskTokens(ls.LastError)))
+			}
+			t.Fatalf("serve's loops did not finish %d ticks each begun after %s (counted %v); status file: %v\n%s", n, since.Format(time.RFC3339Nano), seen, err, strings.Join(shown, "\n"))
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
 }
 
 // flowStatus runs `onekube-flow status` from the switch (the user's
