@@ -16,11 +16,7 @@ import (
 // it says; a value that does not parse leaves it off.
 func TestAutoscaleLoopFromContext(t *testing.T) {
 	t.Parallel()
-	og, err := gate.NewClient(gate.Config{Creds: vmcontext.Credentials{Endpoint: "http://127.0.0.1:1", VMID: 5, Token: vmcontext.NewSecret("t")}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	log := slog.New(slog.DiscardHandler)
+	og, log := unusedGate(t), slog.New(slog.DiscardHandler)
 	for _, c := range []struct {
 		value string
 		want  *autoscale.Bounds
@@ -46,11 +42,7 @@ func TestAutoscaleLoopFromContext(t *testing.T) {
 // none (and the loop still runs).
 func TestAutoscaleLoopWorkerTemplate(t *testing.T) {
 	t.Parallel()
-	og, err := gate.NewClient(gate.Config{Creds: vmcontext.Credentials{Endpoint: "http://127.0.0.1:1", VMID: 5, Token: vmcontext.NewSecret("t")}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	log := slog.New(slog.DiscardHandler)
+	og, log := unusedGate(t), slog.New(slog.DiscardHandler)
 	for _, c := range []struct {
 		value string
 		want  *autoscale.WorkerSize
@@ -79,4 +71,14 @@ func TestAutoscaleLoopWorkerTemplate(t *testing.T) {
 			t.Errorf("bounds %+v", got.Bounds)
 		}
 	}
+}
+
+// unusedGate is a OneGate client the loop is built with but never calls.
+func unusedGate(t *testing.T) gate.OneGate {
+	t.Helper()
+	og, err := gate.NewClient(gate.Config{Creds: vmcontext.Credentials{Endpoint: "http://127.0.0.1:1", VMID: 5, Token: vmcontext.NewSecret("t")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return og
 }
