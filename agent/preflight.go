@@ -51,6 +51,8 @@ func preflight(ctx context.Context, d Data) error {
 		st.Restart()
 		st.VMID, st.Role = n.VMID, string(n.Kind)
 		return d.SaveState()
+	case recorded && st.WasAttempted(PhaseKubeadmJoin) && !st.Done(PhaseKubeadmJoin):
+		return resetLeftoverJoin(ctx, d)
 	case recorded:
 		return nil
 	case len(files) > 0:
@@ -71,6 +73,21 @@ func preflight(ctx context.Context, d Data) error {
 		return checkFirstDeployment(ctx, d)
 	}
 	return nil
+}
+
+// resetLeftoverJoin undoes this agent's own unfinished join now, before
+// the run waits for a token. The attempt's kubelet-start enabled the
+// kubelet, which finishes its TLS bootstrap at the next boot and keeps its
+// Node Ready; serve mints a token only for a VM with no live Node
+// (serve/tokens.go), so waiting for one first never ends (the real bed's
+// power cut mid-join showed it). The reset stops that kubelet; its Node
+// goes silent and the VM counts as waiting again.
+func resetLeftoverJoin(ctx context.Context, d Data) error {
+	if err := resetIfOwnAttempt(ctx, d, PhaseKubeadmJoin); err != nil {
+		return err
+	}
+	d.State().ClearAttempt(PhaseKubeadmJoin)
+	return d.SaveState()
 }
 
 // filesSummary names the first file found and counts the others, short

@@ -295,3 +295,32 @@ func TestStaleReadyWhereEraseFails(t *testing.T) {
 		t.Errorf("READY=NO sent %v, READY now %q, joins %d", sawNo, og.ut(8, vmcontext.KeyReady), h.kadm.count("join"))
 	}
 }
+
+// TestInterruptedJoinResetsBeforeWaitingForAToken: a join cut short
+// after kubelet-start leaves an enabled kubelet that finishes its TLS
+// bootstrap at the next boot and keeps its Node Ready, and serve then
+// publishes no token (the VM has a live Node). The next run must undo its
+// own attempt before it waits for a token, or it waits forever (the real
+// bed's power cut mid-join, TestAgentRealCloud, hung 13 minutes so).
+func TestInterruptedJoinResetsBeforeWaitingForAToken(t *testing.T) {
+	og := newService(8, []int{3}, []int{8})
+	og.publishMasterData(3, goodToken, goodHash)
+	h := newHarness(t, og)
+	h.kadm.joinErr = []error{errors.New("power cut")}
+	if err := h.run(); err == nil {
+		t.Fatal("the interrupted join succeeded")
+	}
+	if err := h.root.WriteFile(KubeletConfFile, []byte("kind: Config\n"), 0o600); err != nil { // the kubelet's own bootstrap, at boot
+		t.Fatal(err)
+	}
+	og.mu.Lock()
+	delete(og.vms[3].UserTemplate, vmcontext.KeyPubToken) // serve withholds it
+	og.mu.Unlock()
+	_ = h.run() // waits for a token that does not come, until its bound
+	if n := h.kadm.count("reset"); n != 1 || h.kadm.calls[len(h.kadm.calls)-1] != "reset" {
+		t.Fatalf("kubeadm calls %v: the leftover join was not reset before waiting for a token\n%s", h.kadm.calls, h.logs)
+	}
+	if ok, _ := h.root.Exists(KubeletConfFile); ok {
+		t.Error("the leftover kubelet.conf survived the reset")
+	}
+}
