@@ -488,11 +488,17 @@ func (rc *realCloud) powerCutMidJoin(t *testing.T) {
 	if err != nil || r.Code != 0 {
 		t.Fatalf("the run after the power cut: exit %d, %v\n%s", r.Code, err, lastLines(r.Output(), 30))
 	}
-	for _, want := range []string{"resetting the node", "Waiting, then joining again"} {
-		if !strings.Contains(r.Output(), want) {
-			t.Errorf("the run after the power cut does not say %q:\n%s", want, lastLines(r.Output(), 30))
-		}
+	// The unfinished join is undone before the run waits for a token: the
+	// kubelet it enabled may have bootstrapped at boot and kept its Node
+	// Ready, and serve mints no token for a VM with a live Node (this
+	// case once hung 13 min so). Whether kubeadm then still refuses the
+	// join under the stale Node depends on when the token comes.
+	out := r.Output()
+	reset, wait := strings.Index(out, "resetting the node"), strings.Index(out, "phase=wait-master")
+	if reset < 0 || wait >= 0 && reset > wait {
+		t.Errorf("the run after the power cut did not reset the node before waiting for a token:\n%s", lastLines(out, 30))
 	}
+	t.Logf("the rejoin waited out its stale Node: %t", strings.Contains(out, "Waiting, then joining again"))
 	if ut := rc.ut(info); ut[vmcontext.KeyReady] != "YES" || ut[vmcontext.KeyPubNodeName] != name || ut[vmcontext.KeyPubError] != "" {
 		t.Errorf("READY=%q NODE_NAME=%q ERROR=%q", ut[vmcontext.KeyReady], ut[vmcontext.KeyPubNodeName], ut[vmcontext.KeyPubError])
 	}
