@@ -256,11 +256,10 @@ func turn(masters []*onegate.VM, self int) (vm *onegate.VM, recipient string, pe
 		if vm.ID == self {
 			continue
 		}
-		ut := vm.UserTemplate
-		if strings.EqualFold(ut[vmcontext.KeyReady], "YES") || strings.TrimSpace(ut[vmcontext.KeyPubPhase]) == protocol.PhaseFailed {
+		if joinOver(vm) {
 			continue
 		}
-		r := strings.TrimSpace(ut[vmcontext.KeyPubRecipient])
+		r := strings.TrimSpace(vm.UserTemplate[vmcontext.KeyPubRecipient])
 		if r == "" {
 			return nil, "", true
 		}
@@ -269,14 +268,21 @@ func turn(masters []*onegate.VM, self int) (vm *onegate.VM, recipient string, pe
 	return nil, "", false
 }
 
-// turnOver says the master vmid joins no more: READY, failed, or no
-// longer a master of the service. A missing recipient does not end it
-// (turn reads none while the joiner, or a sibling, erased it).
+// joinOver: the master says it joined (READY=YES) or failed. These are
+// claims a sibling can write too; believed, they can only end a join's
+// turn early (its token dropped), never send anything to anyone.
+func joinOver(vm *onegate.VM) bool {
+	ut := vm.UserTemplate
+	return strings.EqualFold(ut[vmcontext.KeyReady], "YES") || strings.TrimSpace(ut[vmcontext.KeyPubPhase]) == protocol.PhaseFailed
+}
+
+// turnOver says the master vmid joins no more: joinOver, or no longer a
+// master of the service. A missing recipient does not end it (turn reads
+// none while the joiner, or a sibling, erased it).
 func turnOver(masters []*onegate.VM, vmid int) bool {
 	for _, vm := range masters {
 		if vm.ID == vmid {
-			ut := vm.UserTemplate
-			return strings.EqualFold(ut[vmcontext.KeyReady], "YES") || strings.TrimSpace(ut[vmcontext.KeyPubPhase]) == protocol.PhaseFailed
+			return joinOver(vm)
 		}
 	}
 	return true
