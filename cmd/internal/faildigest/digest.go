@@ -21,7 +21,7 @@ var (
 	// The first line of a t.Log/t.Error entry: "    file_test.go:12: msg".
 	entry = regexp.MustCompile(`^\s+\S+\.go:\d+: `)
 	// Lines that end a test's output in non-verbose mode.
-	boundary = regexp.MustCompile(`^(?:ok|FAIL|PASS|---|===|panic:|\?)\b`)
+	boundary = regexp.MustCompile(`^(?:ok\s|FAIL|PASS|panic:|\?\s)`)
 )
 
 // Limits keep the digest short enough to survive CI's truncation.
