@@ -72,12 +72,7 @@ func TestAutoscale(t *testing.T) {
 		if t.Failed() {
 			t.Logf("serve on the master:\n%s", lastLines(s.Daemon(master, "serve"), 80))
 		}
-		for _, e := range s.Sim.Events() {
-			switch e.Kind {
-			case onegatesim.EventVMAction, onegatesim.EventScale, onegatesim.EventVMRemoved, onegatesim.EventServiceState:
-				t.Log(e.String())
-			}
-		}
+		logFlowEvents(t, s)
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
@@ -98,14 +93,15 @@ func TestAutoscale(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	seen := len(s.Sim.Events())
+	seen, forgedAt := len(s.Sim.Events()), time.Now()
 	if err := att.Put(ctx, master, vmcontext.KeyAutoscale+"=2:3\n"+vmcontext.KeyWorkerTemplate+"=vcpu=1 memory=512", 1); err != nil {
 		t.Logf("sibling write refused (fine): %v", err)
 	}
 	if err := att.Publish(ctx, vmcontext.KeyAutoscale+"=2:3", onegatesim.BypassSpelling(vmcontext.KeyRoleName, "master")); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(4 * 3 * time.Second) // four of the loop's ticks (--autoscale-every=3s)
+	// Two whole ticks of the loop after the forgeries, as serve reports them.
+	waitServeTicks(t, s.VM(master), forgedAt, 2, "autoscale")
 	for _, e := range s.Sim.Events()[seen:] {
 		if e.Kind == onegatesim.EventScale || e.Kind == onegatesim.EventVMAction && !strings.Contains(e.Detail, "rename") {
 			t.Errorf("a sibling's keys moved the autoscaler: %s", e)

@@ -65,11 +65,7 @@ func TestRemediationMaster(t *testing.T) {
 			for _, id := range roleIDs(s, "master") {
 				t.Logf("serve on VM %d:\n%s", id, lastLines(s.Daemon(id, "serve"), 60))
 			}
-			for _, e := range s.Sim.Events() {
-				if e.Kind == onegatesim.EventVMAction || e.Kind == onegatesim.EventVMState || e.Kind == onegatesim.EventScale || e.Kind == onegatesim.EventServiceState {
-					t.Log(e.String())
-				}
-			}
+			logFlowEvents(t, s)
 		}
 	})
 	var others []int

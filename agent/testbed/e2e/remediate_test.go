@@ -72,11 +72,7 @@ func TestRemediation(t *testing.T) {
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("serve on the master:\n%s", lastLines(s.Daemon(master, "serve"), 80))
-			for _, e := range s.Sim.Events() {
-				if e.Kind == onegatesim.EventVMAction || e.Kind == onegatesim.EventVMState || e.Kind == onegatesim.EventScale || e.Kind == onegatesim.EventServiceState {
-					t.Log(e.String())
-				}
-			}
+			logFlowEvents(t, s)
 		}
 	})
 	victim, healthy := workers[0], workers[1:]
@@ -317,6 +313,19 @@ func untouched(t *testing.T, s *testbed.Service, ids []int, when string) {
 	for _, id := range ids {
 		if st := s.Sim.VMState(id); st != "RUNNING" {
 			t.Errorf("%s: healthy VM %d is %s", when, id, st)
+		}
+	}
+}
+
+// logFlowEvents logs what OneFlow and oned saw happen to the service's
+// VMs and roles (actions, states, scales, removals), for a failure's
+// reader.
+func logFlowEvents(t *testing.T, s *testbed.Service) {
+	t.Helper()
+	for _, e := range s.Sim.Events() {
+		switch e.Kind {
+		case onegatesim.EventVMAction, onegatesim.EventVMState, onegatesim.EventVMRemoved, onegatesim.EventScale, onegatesim.EventServiceState:
+			t.Log(e.String())
 		}
 	}
 }
