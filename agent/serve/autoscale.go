@@ -17,7 +17,6 @@ import (
 
 	"github.com/onekube/onekube/agent/autoscale"
 	"github.com/onekube/onekube/agent/gate"
-	"github.com/onekube/onekube/agent/kubeadm"
 	"github.com/onekube/onekube/agent/system"
 	vmcontext "github.com/onekube/onekube/context"
 	"github.com/onekube/onekube/context/onegate"
@@ -267,8 +266,8 @@ func (a *Autoscale) read(role *onegate.Role, nodes []corev1.Node, pods []corev1.
 	for i := range nodes {
 		n := &nodes[i]
 		c.nodes = append(c.nodes, n)
-		if id, ok, err := kubeadm.ParseProviderID(n.Spec.ProviderID); ok && err == nil && inRole[id] {
-			c.workers[n.Name] = id
+		if b := nodeVM(*n); b.ByProvider && inRole[b.VM] {
+			c.workers[n.Name] = b.VM
 		}
 	}
 	for i := range pods {

@@ -379,6 +379,24 @@ func TestAutoscaleIgnoresSiblingKeys(t *testing.T) {
 	}
 }
 
+// Root on worker 12 re-registers its Node, empty, with busy worker 11's
+// provider ID (NodeRestriction leaves spec.providerID free at creation):
+// the scale-down must not take it for VM 11's Node and terminate VM 11.
+func TestAutoscaleIgnoresANodeWithAnotherVMsProviderID(t *testing.T) {
+	t.Parallel()
+	forged := asNode("worker-12", 11, "4")
+	b := newAutoscaleBed(t, autoscale.Bounds{Min: 1, Max: 5}, forged,
+		asPod("fill-10", "w10", "4", false), asPod("fill-11", "w11", "4", false))
+	b.svc.add("worker", 12, nil)
+	for range 3 {
+		b.tick(t)
+		b.clock.Advance(11 * time.Minute)
+	}
+	if len(b.flow.terminated) != 0 || len(b.drain.drained) != 0 {
+		t.Fatalf("a Node with another VM's provider ID got a VM scaled away: drained %v, terminated %v", b.drain.drained, b.flow.terminated)
+	}
+}
+
 func reportText(r AutoscaleReport) string {
 	var s strings.Builder
 	s.WriteString(r.Refused + " " + r.Note + " ")

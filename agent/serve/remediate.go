@@ -14,7 +14,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/onekube/onekube/agent/gate"
-	"github.com/onekube/onekube/agent/kubeadm"
 	"github.com/onekube/onekube/agent/system"
 	vmcontext "github.com/onekube/onekube/context"
 	"github.com/onekube/onekube/context/onegate"
@@ -231,10 +230,9 @@ func noNodeIDs(ms []member) map[int]bool {
 	return ids
 }
 
-// providerNodes lists the Nodes once: the Node of each VM by
-// spec.providerID only, and every VM some Node may stand for (an older
-// Node's name and label too, nodeVMFallback), which may only withhold
-// the no-Node verdict.
+// providerNodes lists the Nodes once: the Node of each VM by a provider
+// ID that agrees with its name only (nodeVM), and every VM some Node may
+// stand for, which may only withhold the no-Node verdict.
 func providerNodes(ctx context.Context, cs kubernetes.Interface) (map[int]corev1.Node, map[int]bool, error) {
 	list, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -242,10 +240,11 @@ func providerNodes(ctx context.Context, cs kubernetes.Interface) (map[int]corev1
 	}
 	byVM, claimed := map[int]corev1.Node{}, map[int]bool{}
 	for _, n := range list.Items {
-		if id, ok, err := kubeadm.ParseProviderID(n.Spec.ProviderID); ok && err == nil {
-			byVM[id] = n
-			claimed[id] = true
-		} else if id, ok := nodeVMFallback(n); ok && n.Spec.ProviderID == "" {
+		b := nodeVM(n)
+		if b.ByProvider {
+			byVM[b.VM] = n
+		}
+		for _, id := range b.Claims {
 			claimed[id] = true
 		}
 	}

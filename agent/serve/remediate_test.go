@@ -497,6 +497,34 @@ func TestRemediateForgedKeysIgnored(t *testing.T) {
 			t.Fatalf("scales %v", scales)
 		}
 	})
+	// Root on worker 13 deletes its Node (onekube:node-self-removal) and
+	// registers it again, NotReady, with master 14's provider ID:
+	// NodeRestriction checks only the name, labels and configSource of a
+	// Node a kubelet creates. Neither VM is judged by it.
+	t.Run("a Node re-registered with another VM's provider ID", func(t *testing.T) {
+		b := newRemBed(t, []int{14, 15}, []int{11, 12, 13})
+		ctx := context.Background()
+		if err := b.cs.CoreV1().Nodes().Delete(ctx, "worker-13", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "worker-13", Labels: map[string]string{kubeadm.LabelVMID: "14"}},
+			Spec: corev1.NodeSpec{ProviderID: kubeadm.ProviderID(14)},
+			Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionUnknown,
+				LastTransitionTime: metav1.NewTime(t0.Add(-time.Hour))}}}}
+		if _, err := b.cs.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		for range 5 {
+			if rep := b.tick(); len(rep.Unhealthy) != 0 {
+				t.Fatalf("a re-registered Node made a verdict: %+v", rep)
+			}
+			b.clock.Advance(time.Hour)
+		}
+		b.wantActions()
+		if len(b.members.removed) != 0 {
+			t.Fatalf("etcd members removed: %v", b.members.removed)
+		}
+	})
 	t.Run("no pause", func(t *testing.T) {
 		b := newRemBed(t, nil, []int{11, 12, 13})
 		b.og.with(func(f *fakeFlow) {

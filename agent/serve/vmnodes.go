@@ -23,8 +23,8 @@ import (
 // The acting master's view of membership, shared by the tokens and
 // cleanup loops: which VMs the service has (OneGate's short GET /service,
 // one request whatever the size), and which Nodes stand for them
-// (listVMNodes: spec.providerID, else for older Nodes their name and the
-// onekube.io/vm-id label).
+// (listVMNodes and nodeVM: a provider ID that agrees with the Node's name,
+// else for older Nodes their name and the onekube.io/vm-id label).
 
 // serviceView is one read of the service.
 type serviceView struct {
@@ -55,8 +55,7 @@ func (v serviceView) growing() bool {
 
 // vmNodes is one listing of the Nodes, read against the VMs.
 type vmNodes struct {
-	// byVM is each VM's Node: by spec.providerID, else (a Node registered
-	// before the provider ID) by nodeVMFallback. Only this map feeds a
+	// byVM is each VM's Node (nodeVM's binding). Only this map feeds a
 	// destructive act (cleanup), so it holds one Node per VM, and a
 	// provider-ID match always wins.
 	byVM map[int]corev1.Node
@@ -71,19 +70,7 @@ func nodesByVM(ctx context.Context, cs kubernetes.Interface) (map[int]corev1.Nod
 	return v.byVM, err
 }
 
-// listVMNodes reads every Node once and maps it to its VM.
-//
-// Who can write what decides the order. spec.providerID ("one://<VMID>",
-// kubeadm.ProviderID) is set by the kubelet at registration and immutable
-// after: a Node that has one is judged by it alone, whatever its labels
-// say. The onekube.io/vm-id label is the kubelet's to change at any time
-// (NodeRestriction allows a node its own labels outside kubernetes.io and
-// k8s.io), so it only marks a Node registered before the provider ID as
-// onekube's; its VM is the ID its name ends with (<prefix>-<VMID>, and a
-// node credential is bound to its name), and the label's value is read
-// only when the name carries no ID. A kubelet that relabels itself thus
-// makes no VM look joined or unjoined. Nodes with neither were not made by
-// onekube and are never judged.
+// listVMNodes reads every Node once and maps it to its VM (nodeVM).
 func listVMNodes(ctx context.Context, cs kubernetes.Interface) (vmNodes, error) {
 	list, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -92,40 +79,101 @@ func listVMNodes(ctx context.Context, cs kubernetes.Interface) (vmNodes, error) 
 	v := vmNodes{byVM: map[int]corev1.Node{}, claimed: map[int][]corev1.Node{}}
 	byProvider := map[int]bool{}
 	for _, n := range list.Items {
-		if id, ok, err := kubeadm.ParseProviderID(n.Spec.ProviderID); ok && err == nil {
-			v.byVM[id] = n
-			byProvider[id] = true
+		b := nodeVM(n)
+		for _, id := range b.Claims {
 			v.claimed[id] = append(v.claimed[id], n)
 		}
-	}
-	for _, n := range list.Items {
-		if n.Spec.ProviderID != "" {
-			continue // another scheme, or ours malformed: not a Node of ours
-		}
-		id, ok := nodeVMFallback(n)
-		if !ok {
-			continue
-		}
-		v.claimed[id] = append(v.claimed[id], n)
-		if !byProvider[id] {
-			v.byVM[id] = n
+		switch {
+		case b.VM < 0:
+		case b.ByProvider:
+			v.byVM[b.VM] = n
+			byProvider[b.VM] = true
+		case !byProvider[b.VM]:
+			if _, taken := v.byVM[b.VM]; !taken {
+				v.byVM[b.VM] = n
+			}
 		}
 	}
 	return v, nil
 }
 
+// nodeBinding is what one Node says about its VM, and how far that can be
+// believed.
+type nodeBinding struct {
+	// VM is the VM this Node stands for, -1 for none: the only VM an act
+	// (a Node deleted, a VM powered off or terminated, a worker scaled
+	// away) may be aimed at because of this Node.
+	VM int
+	// ByProvider: VM comes from a provider ID that agrees with the name.
+	ByProvider bool
+	// Claims lists every VM the Node may stand for; such a VM may only be
+	// denied a token or the no-Node verdict because of it.
+	Claims []int
+}
+
+// nodeVM binds a Node to a VM from what its kubelet could not have chosen
+// freely. The name is bound to the node's credential (system:node:<name>,
+// NodeRestriction) and is <prefix>-<VMID> (vmcontext.NodeName): serve's
+// CSR approver signs no other name for a worker. spec.providerID
+// ("one://<VMID>", kubeadm.ProviderID) is immutable once set, but free at
+// creation: NodeRestriction's admitNode checks only the name, labels and
+// configSource of a Node a kubelet creates (k8s.io/kubernetes
+// plugin/pkg/admission/noderestriction/admission.go), and a kubelet may
+// delete its own Node (onekube:node-self-removal, for leave). So root on
+// worker-17 can recreate its Node with one://13; a provider ID counts
+// unless the name ends with another VM's ID, and such a Node binds no VM
+// and only withholds for both IDs. (A name without an ID is no worker's:
+// the approver signs none, and a master's kubelet is trusted anyway.) A Node without a provider ID (registered before it) is
+// bound by its name's ID, by its onekube.io/vm-id label only when the name
+// has none (nodeVMFallback). Nodes of another provider, malformed ones of
+// ours, and Nodes without either mark are not onekube's and bind nothing.
+func nodeVM(n corev1.Node) nodeBinding {
+	none := nodeBinding{VM: -1}
+	if n.Spec.ProviderID == "" {
+		id, ok := nodeVMFallback(n)
+		if !ok {
+			return none
+		}
+		return nodeBinding{VM: id, Claims: []int{id}}
+	}
+	pid, ours, err := kubeadm.ParseProviderID(n.Spec.ProviderID)
+	if !ours || err != nil {
+		return none
+	}
+	if nid, named := nameVMID(n.Name); named && nid != pid {
+		return nodeBinding{VM: -1, Claims: []int{pid, nid}}
+	}
+	return nodeBinding{VM: pid, ByProvider: true, Claims: []int{pid}}
+}
+
+// nameVMID is the VM ID a Node's name ends with (<prefix>-<VMID>, in
+// canonical decimal).
+func nameVMID(name string) (int, bool) {
+	i := strings.LastIndexByte(name, '-')
+	if i < 0 {
+		return 0, false
+	}
+	s := name[i+1:]
+	id, err := strconv.Atoi(s)
+	if err != nil || id < 0 || strconv.Itoa(id) != s {
+		return 0, false
+	}
+	return id, true
+}
+
 // nodeVMFallback is the VM of a Node registered without a provider ID: the
 // ID its name ends with, for a Node that carries the onekube.io/vm-id
-// label; the label's value only when the name ends with none.
+// label; the label's value only when the name ends with none. The label is
+// the kubelet's to change at any time (NodeRestriction allows a node its
+// own labels outside kubernetes.io and k8s.io), so it only marks the Node
+// as onekube's.
 func nodeVMFallback(n corev1.Node) (int, bool) {
 	label, has := n.Labels[kubeadm.LabelVMID]
 	if !has {
 		return 0, false
 	}
-	if i := strings.LastIndexByte(n.Name, '-'); i >= 0 {
-		if id, err := strconv.Atoi(n.Name[i+1:]); err == nil && id >= 0 && strconv.Itoa(id) == n.Name[i+1:] {
-			return id, true
-		}
+	if id, ok := nameVMID(n.Name); ok {
+		return id, true
 	}
 	id, err := strconv.Atoi(label)
 	if err != nil || id < 0 || strconv.Itoa(id) != label {

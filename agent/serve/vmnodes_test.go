@@ -44,7 +44,7 @@ func TestNodesByVMPrefersProviderID(t *testing.T) {
 	node(t, cs, "worker-13", "one://13", "13", corev1.ConditionTrue)  // honest
 	node(t, cs, "worker-14", "", "15", corev1.ConditionTrue)          // older Node, relabeled to VM 15
 	node(t, cs, "worker-16", "", "16", corev1.ConditionTrue)          // older Node, honest
-	node(t, cs, "worker-17", "one://13", "13", corev1.ConditionTrue)  // a second claim on 13: the first one's map entry stays a provider match
+	node(t, cs, "worker-17", "one://13", "13", corev1.ConditionTrue)  // VM 17's kubelet re-registered with 13's provider ID: binds neither
 	node(t, cs, "gpu-box", "", "", corev1.ConditionTrue)              // an admin's Node: never judged
 	node(t, cs, "cloud-1", "aws:///i-1", "18", corev1.ConditionTrue)  // another provider: never judged
 	node(t, cs, "bad-19", "one://019", "19", corev1.ConditionTrue)    // a malformed one of ours: never judged
@@ -64,10 +64,10 @@ func TestNodesByVMPrefersProviderID(t *testing.T) {
 			t.Errorf("VM %d: Node %q, want %q", id, names[id], name)
 		}
 	}
-	if n := names[13]; n != "worker-13" && n != "worker-17" {
-		t.Errorf("VM 13: Node %q, want one of its provider-ID Nodes", n)
+	if n := names[13]; n != "worker-13" {
+		t.Errorf("VM 13: Node %q, want worker-13 (worker-17's provider ID is not its name's)", n)
 	}
-	for _, id := range []int{12, 15, 18, 19} {
+	for _, id := range []int{12, 15, 17, 18, 19} {
 		if n, ok := names[id]; ok {
 			t.Errorf("VM %d mapped to Node %q, which only a label names", id, n)
 		}
@@ -84,6 +84,43 @@ func TestNodesByVMPrefersProviderID(t *testing.T) {
 	mustTick(t, tk)
 	if w := tk.report.Waiting; !slices.Equal(w, []int{12, 15}) {
 		t.Errorf("waiting %v, want [12 15]", w)
+	}
+}
+
+// nodeVM binds a Node to a VM only when its provider ID and its name
+// agree; every other mark may only withhold.
+func TestNodeVM(t *testing.T) {
+	t.Parallel()
+	mk := func(name, providerID, label string) corev1.Node {
+		n := corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{}}, Spec: corev1.NodeSpec{ProviderID: providerID}}
+		if label != "" {
+			n.Labels[kubeadm.LabelVMID] = label
+		}
+		return n
+	}
+	for _, tc := range []struct {
+		name, node, providerID, label string
+		want                          nodeBinding
+	}{
+		{"honest", "worker-13", "one://13", "13", nodeBinding{VM: 13, ByProvider: true, Claims: []int{13}}},
+		{"relabeled", "worker-11", "one://11", "12", nodeBinding{VM: 11, ByProvider: true, Claims: []int{11}}},
+		{"re-registered with another VM's provider ID", "worker-17", "one://13", "13", nodeBinding{VM: -1, Claims: []int{13, 17}}},
+		{"a master's ID on a worker's name", "worker-17", "one://10", "", nodeBinding{VM: -1, Claims: []int{10, 17}}},
+		{"a name without an ID", "gpu-box", "one://20", "", nodeBinding{VM: 20, ByProvider: true, Claims: []int{20}}},
+		{"a name with a non-canonical ID", "worker-017", "one://13", "", nodeBinding{VM: 13, ByProvider: true, Claims: []int{13}}},
+		{"older Node, named", "worker-14", "", "15", nodeBinding{VM: 14, Claims: []int{14}}},
+		{"older Node, label only", "gpu", "", "16", nodeBinding{VM: 16, Claims: []int{16}}},
+		{"older Node, bad label", "gpu", "", "016", nodeBinding{VM: -1}},
+		{"not onekube's", "admin-box-3", "", "", nodeBinding{VM: -1}},
+		{"another provider", "cloud-1", "aws:///i-1", "18", nodeBinding{VM: -1}},
+		{"ours, malformed", "bad-19", "one://019", "19", nodeBinding{VM: -1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := nodeVM(mk(tc.node, tc.providerID, tc.label))
+			if got.VM != tc.want.VM || got.ByProvider != tc.want.ByProvider || !slices.Equal(got.Claims, tc.want.Claims) {
+				t.Errorf("nodeVM(%s, %q, label %q) = %+v, want %+v", tc.node, tc.providerID, tc.label, got, tc.want)
+			}
+		})
 	}
 }
 
