@@ -259,7 +259,10 @@ func turn(masters []*onegate.VM, self int) (vm *onegate.VM, recipient string, pe
 		if joinOver(vm) {
 			continue
 		}
-		r := strings.TrimSpace(vm.UserTemplate[vmcontext.KeyPubRecipient])
+		// A request only: answer seals to the recipient the joiner
+		// presents at its oned-reported address, and only when it
+		// matches this one.
+		r := strings.TrimSpace(vm.Claim(vmcontext.KeyPubRecipient).Unverified())
 		if r == "" {
 			return nil, "", true
 		}
@@ -272,8 +275,9 @@ func turn(masters []*onegate.VM, self int) (vm *onegate.VM, recipient string, pe
 // claims a sibling can write too; believed, they can only end a join's
 // turn early (its token dropped), never send anything to anyone.
 func joinOver(vm *onegate.VM) bool {
-	ut := vm.UserTemplate
-	return strings.EqualFold(ut[vmcontext.KeyReady], "YES") || strings.TrimSpace(ut[vmcontext.KeyPubPhase]) == protocol.PhaseFailed
+	// Claims: believed, they can only end a turn early (see above).
+	return strings.EqualFold(vm.Claim(vmcontext.KeyReady).Unverified(), "YES") ||
+		strings.TrimSpace(vm.Claim(vmcontext.KeyPubPhase).Unverified()) == protocol.PhaseFailed
 }
 
 // turnOver says the master vmid joins no more: joinOver, or no longer a
@@ -304,7 +308,9 @@ func grantedElsewhere(masters []*onegate.VM, self, vmid int, recipient string, n
 		if vm.ID == self {
 			continue
 		}
-		g, err := certgrant.Parse(vm.UserTemplate[vmcontext.KeyPubCertKey])
+		// A sealed grant another master published: believed, it can
+		// only make this master wait (no member removed, no upload).
+		g, err := certgrant.Parse(vm.Claim(vmcontext.KeyPubCertKey).Unverified())
 		if err == nil && g.VMID == vmid && g.Recipient == recipient && g.Expires.After(now) {
 			return true
 		}
