@@ -9,7 +9,6 @@ import (
 	"github.com/onekube/onekube/agent/safetext"
 	vmcontext "github.com/onekube/onekube/context"
 	"github.com/onekube/onekube/context/onegate"
-	"github.com/onekube/onekube/context/protocol"
 )
 
 // A VM's role is the role OneFlow's service document lists it in
@@ -40,7 +39,7 @@ func readService(ctx context.Context, d Data) (*onegate.Service, error) {
 // memberRole returns the role the service document lists vm in, after
 // checking that the document is the service vm's SERVICE_ID claims.
 func memberRole(svc *onegate.Service, vm *onegate.VM) (string, error) {
-	claimed := protocol.ClaimOf(vm.UserTemplate[vmcontext.KeyServiceID])
+	claimed := vm.Claim(vmcontext.KeyServiceID)
 	// Compared, never used: a claim that matches the vouched document is
 	// only as good as the document.
 	sid, err := strconv.Atoi(strings.TrimSpace(claimed.Unverified()))
@@ -66,7 +65,7 @@ func memberRole(svc *onegate.Service, vm *onegate.VM) (string, error) {
 // a sibling may have rewritten it, or a template made by hand. It is
 // logged bounded and escaped, and used nowhere.
 func noteRoleClaim(d Data, vm *onegate.VM, role string) {
-	claimed := protocol.ClaimOf(vm.UserTemplate[vmcontext.KeyRoleName])
+	claimed := vm.Claim(vmcontext.KeyRoleName)
 	// Display only: the value is shown, never acted on.
 	if raw := claimed.Unverified(); raw != role {
 		d.Log().Warn("this VM's ROLE_NAME disagrees with the service document; the service document wins",

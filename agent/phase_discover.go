@@ -121,7 +121,9 @@ func publishedHash(vm *onegate.VM) string {
 	if vm == nil || !isReady(vm) {
 		return ""
 	}
-	h, err := kubeadm.ParseHash(vm.UserTemplate[vmcontext.KeyPubHash])
+	// The CA pin is a claim (docs/trust.md lists ONEGATE_K8S_HASH as
+	// open): it is only ever compared or used to pin a join, never sent.
+	h, err := kubeadm.ParseHash(vm.Claim(vmcontext.KeyPubHash).Unverified())
 	if err != nil {
 		return ""
 	}

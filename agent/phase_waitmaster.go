@@ -150,7 +150,8 @@ func otherMasters(ctx context.Context, d Data, ids []int) {
 		if publishedHash(vm) != m.Hash {
 			continue
 		}
-		raw := vm.UserTemplate[vmcontext.KeyPubMaster]
+		// Kept only when it is one of that VM's own NICs (ownsAddress).
+		raw := vm.Claim(vmcontext.KeyPubMaster).Unverified()
 		a, err := parsePublishedAddr(raw)
 		if err != nil || unusableAddress(a) != "" || !ownsAddress(vm, raw) {
 			continue
@@ -183,7 +184,8 @@ func setMasters(d Data, ids []int) {
 
 // failed reports whether a VM published PHASE=failed and is not ready.
 func failed(vm *onegate.VM) bool {
-	return strings.TrimSpace(vm.UserTemplate[vmcontext.KeyPubPhase]) == PhaseFailed && !isReady(vm)
+	// A claim: believed, it can only stop this VM's own wait.
+	return strings.TrimSpace(vm.Claim(vmcontext.KeyPubPhase).Unverified()) == PhaseFailed && !isReady(vm)
 }
 
 // quoteReport shows another VM's published error, bounded and escaped.
@@ -203,26 +205,29 @@ func quoteReport(s string) string {
 // says what is missing or malformed, never the token. defaultPort applies
 // when the master published none, as the legacy appliance did not.
 func readyMaster(vm *onegate.VM, defaultPort int) (Master, string) {
-	ut := vm.UserTemplate
 	if !isReady(vm) {
 		return Master{}, "not READY yet"
 	}
 	var missing, bad []string
-	tok := strings.TrimSpace(ut[vmcontext.KeyPubToken])
+	// A token is a secret only towards the API server at an address
+	// checked below against the VM's NICs, behind the CA pin.
+	tok := strings.TrimSpace(vm.Claim(vmcontext.KeyPubToken).Unverified())
 	switch {
 	case tok == "":
 		missing = append(missing, vmcontext.KeyPubToken)
 	case !kubeadm.ValidToken(tok):
 		bad = append(bad, vmcontext.KeyPubToken)
 	}
-	hash, err := kubeadm.ParseHash(ut[vmcontext.KeyPubHash])
+	pin := vm.Claim(vmcontext.KeyPubHash)
+	hash, err := kubeadm.ParseHash(pin.Unverified()) // the CA pin is a claim (docs/trust.md, open)
 	switch {
-	case strings.TrimSpace(ut[vmcontext.KeyPubHash]) == "":
+	case pin.Empty():
 		missing = append(missing, vmcontext.KeyPubHash)
 	case err != nil:
 		bad = append(bad, vmcontext.KeyPubHash)
 	}
-	raw := strings.TrimSpace(ut[vmcontext.KeyPubMaster])
+	// Accepted only among the VM's own NICs (the last case below).
+	raw := strings.TrimSpace(vm.Claim(vmcontext.KeyPubMaster).Unverified())
 	addr, err := parsePublishedAddr(raw)
 	switch {
 	case raw == "":
@@ -235,7 +240,8 @@ func readyMaster(vm *onegate.VM, defaultPort int) (Master, string) {
 		bad = append(bad, fmt.Sprintf("%s (%s is not an address of VM %d, whose NICs have %s)", vmcontext.KeyPubMaster, addr, vm.ID, addrList(vm.Addrs())))
 	}
 	port := defaultPort
-	if s := strings.TrimSpace(ut[vmcontext.KeyPubPort]); s != "" {
+	// A wrong port can only make the join fail.
+	if s := strings.TrimSpace(vm.Claim(vmcontext.KeyPubPort).Unverified()); s != "" {
 		p, err := strconv.Atoi(s)
 		if err != nil || p < 1 || p > 65535 {
 			bad = append(bad, vmcontext.KeyPubPort)
@@ -259,7 +265,7 @@ func readyMaster(vm *onegate.VM, defaultPort int) (Master, string) {
 	}
 	// The endpoint decides only where to join: a rewritten one can make the
 	// join fail (the CA pin holds), never trust another cluster.
-	ep := strings.TrimSpace(ut[vmcontext.KeyPubEndpoint])
+	ep := strings.TrimSpace(vm.Claim(vmcontext.KeyPubEndpoint).Unverified())
 	return Master{VMID: vm.ID, Address: addr.Unmap(), Port: port, Hash: hash, Token: vmcontext.NewSecret(tok), Endpoint: ep}, ""
 }
 

@@ -33,7 +33,9 @@ func publishedCluster(vm *onegate.VM) []string {
 }
 
 func isReady(vm *onegate.VM) bool {
-	return strings.EqualFold(strings.TrimSpace(vm.UserTemplate[vmcontext.KeyReady]), "YES")
+	// A claim: readiness only gates reading a VM's other claims, each
+	// checked where it is used (NICs, CA pin, sealed grant).
+	return strings.EqualFold(strings.TrimSpace(vm.Claim(vmcontext.KeyReady).Unverified()), "YES")
 }
 
 // clearPublished removes the keys this VM published in an earlier

@@ -147,12 +147,13 @@ func (j *expiryJudge) grant(ctx context.Context, vm *onegate.VM, exp time.Time, 
 
 // publishedAPI is the API server address a master published.
 func publishedAPI(vm *onegate.VM, defaultPort int) (netip.AddrPort, bool) {
-	addr, err := netip.ParseAddr(strings.TrimSpace(vm.UserTemplate[vmcontext.KeyPubMaster]))
+	// Only asked for the time (a clock reading), never sent a secret.
+	addr, err := netip.ParseAddr(strings.TrimSpace(vm.Claim(vmcontext.KeyPubMaster).Unverified()))
 	if err != nil {
 		return netip.AddrPort{}, false
 	}
 	port := defaultPort
-	if s := strings.TrimSpace(vm.UserTemplate[vmcontext.KeyPubPort]); s != "" {
+	if s := strings.TrimSpace(vm.Claim(vmcontext.KeyPubPort).Unverified()); s != "" { // as above
 		if _, err := fmt.Sscanf(s, "%d", &port); err != nil || port < 1 || port > 65535 {
 			return netip.AddrPort{}, false
 		}

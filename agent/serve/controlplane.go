@@ -251,7 +251,7 @@ func (c *ControlPlane) masters(ctx context.Context) ([]*onegate.VM, error) {
 // lowest-ID master that is neither READY nor failed, if it asked. Masters
 // behind it wait for it, as it waits for those before it. pending says
 // some master is neither READY nor failed.
-func turn(masters []*onegate.VM, self int) (vm *onegate.VM, recipient string, pending bool) {
+func turn(masters []*onegate.VM, self int) (vm *onegate.VM, recipient protocol.Claim, pending bool) {
 	for _, vm := range masters {
 		if vm.ID == self {
 			continue
@@ -259,21 +259,24 @@ func turn(masters []*onegate.VM, self int) (vm *onegate.VM, recipient string, pe
 		if joinOver(vm) {
 			continue
 		}
-		r := strings.TrimSpace(vm.UserTemplate[vmcontext.KeyPubRecipient])
-		if r == "" {
-			return nil, "", true
+		// A request only, and it stays a Claim: answer seals to the
+		// recipient the joiner presents at its oned-reported address.
+		r := vm.Claim(vmcontext.KeyPubRecipient)
+		if r.Empty() {
+			return nil, protocol.Claim{}, true
 		}
 		return vm, r, true
 	}
-	return nil, "", false
+	return nil, protocol.Claim{}, false
 }
 
 // joinOver: the master says it joined (READY=YES) or failed. These are
 // claims a sibling can write too; believed, they can only end a join's
 // turn early (its token dropped), never send anything to anyone.
 func joinOver(vm *onegate.VM) bool {
-	ut := vm.UserTemplate
-	return strings.EqualFold(ut[vmcontext.KeyReady], "YES") || strings.TrimSpace(ut[vmcontext.KeyPubPhase]) == protocol.PhaseFailed
+	// Claims: believed, they can only end a turn early (see above).
+	return strings.EqualFold(vm.Claim(vmcontext.KeyReady).Unverified(), "YES") ||
+		strings.TrimSpace(vm.Claim(vmcontext.KeyPubPhase).Unverified()) == protocol.PhaseFailed
 }
 
 // turnOver says the master vmid joins no more: joinOver, or no longer a
@@ -288,24 +291,27 @@ func turnOver(masters []*onegate.VM, vmid int) bool {
 	return true
 }
 
-func (c *ControlPlane) grantFor(j *onegate.VM, recipient string) bool {
+func (c *ControlPlane) grantFor(j *onegate.VM, recipient protocol.Claim) bool {
 	if j == nil || c.grant == "" {
 		return false
 	}
 	g, err := certgrant.Parse(c.grant)
-	return err == nil && g.VMID == j.ID && g.Recipient == recipient && g.Expires.After(c.Clock.Now())
+	// Compared only: whether this master's grant still answers the request.
+	return err == nil && g.VMID == j.ID && g.Recipient == strings.TrimSpace(recipient.Unverified()) && g.Expires.After(c.Clock.Now())
 }
 
 // grantedElsewhere: another master (a former acting one) granted this
 // request; the joiner may be using it, so its etcd member must be left
 // alone and nothing uploaded over its certificates.
-func grantedElsewhere(masters []*onegate.VM, self, vmid int, recipient string, now time.Time) bool {
+func grantedElsewhere(masters []*onegate.VM, self, vmid int, recipient protocol.Claim, now time.Time) bool {
 	for _, vm := range masters {
 		if vm.ID == self {
 			continue
 		}
-		g, err := certgrant.Parse(vm.UserTemplate[vmcontext.KeyPubCertKey])
-		if err == nil && g.VMID == vmid && g.Recipient == recipient && g.Expires.After(now) {
+		// A sealed grant another master published: believed, it can
+		// only make this master wait (no member removed, no upload).
+		g, err := certgrant.Parse(vm.Claim(vmcontext.KeyPubCertKey).Unverified())
+		if err == nil && g.VMID == vmid && g.Recipient == strings.TrimSpace(recipient.Unverified()) && g.Expires.After(now) { // compared only
 			return true
 		}
 	}
@@ -316,7 +322,7 @@ func grantedElsewhere(masters []*onegate.VM, self, vmid int, recipient string, n
 // data lets it act: the VM's state and NIC addresses (oned), its role
 // (OneFlow, through masters), what answers at its address, and etcd's
 // own health checks. The USER_TEMPLATE recipient only asks.
-func (c *ControlPlane) answer(ctx context.Context, j *onegate.VM, recipient string, ms []etcdm.Member) (waiting string, err error) {
+func (c *ControlPlane) answer(ctx context.Context, j *onegate.VM, recipient protocol.Claim, ms []etcdm.Member) (waiting string, err error) {
 	if j.State != onegate.StateActive || j.LCMState != onegate.LCMRunning {
 		return fmt.Sprintf("VM %d asks to join but is not RUNNING (STATE %d, LCM_STATE %d)", j.ID, j.State, j.LCMState), nil
 	}
@@ -324,7 +330,7 @@ func (c *ControlPlane) answer(ctx context.Context, j *onegate.VM, recipient stri
 	if err != nil {
 		return fmt.Sprintf("VM %d asks to join but presents no recipient at its addresses: %v", j.ID, err), nil
 	}
-	if p.Recipient != recipient {
+	if p.Recipient != strings.TrimSpace(recipient.Unverified()) { // compared only; the seal below takes p's
 		// Another VM rewrote the request, or the joiner is between two
 		// attempts: either way, no grant for the published recipient.
 		return fmt.Sprintf("VM %d presents at %s a recipient other than the one in its USER_TEMPLATE", j.ID, at), nil

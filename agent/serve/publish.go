@@ -73,7 +73,9 @@ func (p *Publish) Tick(ctx context.Context) (time.Duration, error) {
 		if err != nil {
 			return 0, err
 		}
-		p.shown = shownToken{token: vmcontext.NewSecret(vm.UserTemplate[vmcontext.KeyPubToken]), expires: vm.UserTemplate[vmcontext.KeyPubTokenExpires]}
+		// Its own keys, read back only to skip a write: a forged value
+		// makes serve publish the current token again, nothing else.
+		p.shown = shownToken{token: vmcontext.NewSecret(vm.Claim(vmcontext.KeyPubToken).Unverified()), expires: vm.Claim(vmcontext.KeyPubTokenExpires).Unverified()}
 		p.known = true
 	}
 	toks, err := ownedTokens(ctx, p.Client)

@@ -214,9 +214,10 @@ func whyNotWaiting(vm *onegate.VM) string {
 	default:
 		return fmt.Sprintf("not running (STATE %d)", vm.State)
 	}
-	ut := vm.UserTemplate
-	ready := strings.EqualFold(strings.TrimSpace(ut[vmcontext.KeyReady]), "YES")
-	phase := strings.TrimSpace(ut[vmcontext.KeyPubPhase])
+	// Claims: they can only withhold a token (say why a VM waits for
+	// none), never mint one.
+	ready := strings.EqualFold(strings.TrimSpace(vm.Claim(vmcontext.KeyReady).Unverified()), "YES")
+	phase := strings.TrimSpace(vm.Claim(vmcontext.KeyPubPhase).Unverified()) // as READY above
 	switch {
 	case ready && !slices.Contains(joinWaitPhases, phase):
 		return "READY=YES without a Node: it joined once and will not join again by itself"
