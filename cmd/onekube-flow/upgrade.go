@@ -45,7 +45,10 @@ downgrade, no skipped minor), the bundle for that version, etcd ready
 the ConfigMap kube-system/onekube-upgrade, which only cluster-admin can write
 and the nodes can only read. The acting master's onekubed runs it: control
 planes one at a time, then workers --batch at a time, each drained with its
-PodDisruptionBudgets honoured. Follow it with: onekube-flow status SERVICE --wait 60m.
+PodDisruptionBudgets honoured. The command returns once the acting master
+has taken the plan up (at most 2 minutes: serve looks every minute while
+idle), so that the status that follows shows the rollout. Follow it with:
+onekube-flow status SERVICE --wait 60m.
 
 A rollout that stopped (a refusal, a failed node, a drain held too long)
 leaves the cluster serving; running the same command again continues it.`,
@@ -112,6 +115,17 @@ leaves the cluster serving; running the same command again continues it.`,
 				return err
 			}
 			fmt.Fprintln(a.stdout, msg)
+			// Return once serve has taken the plan up, so that the status
+			// --wait that follows sees the rollout, not a ready service.
+			pctx, pcancel := context.WithTimeout(cmd.Context(), pickupWait)
+			defer pcancel()
+			sleep := a.sleep
+			if sleep == nil {
+				sleep = sleepCtx
+			}
+			if !awaitPickup(pctx, func(ctx context.Context) (status.Report, error) { return fetch.Fetch(ctx, id) }, target, 2*time.Second, sleep) {
+				fmt.Fprintf(a.stderr, "onekube-flow: no acting master took the plan up within %s (is onekubed serve running on a master?); until one does, status shows no upgrade\n", pickupWait)
+			}
 			fmt.Fprintf(a.stderr, "onekube-flow: follow it with: onekube-flow status %d --wait 60m\n", id)
 			return nil
 		},
