@@ -101,6 +101,13 @@ func (u *Upgrade) Tick(ctx context.Context) (time.Duration, error) {
 	if data[upgrade.KeyPhase] == upgrade.PhaseDone || data[upgrade.KeyStopped] != "" {
 		return u.Idle, u.publish(ctx, data)
 	}
+	// Shown before this tick's acts, as a drain may take its whole
+	// deadline: an owner's rerun after a stop is visible at once (the CLI
+	// waits for it; status stops saying stopped). Unchanged, it costs
+	// nothing (keyMirror).
+	if err := u.publish(ctx, data); err != nil {
+		u.Log.Warn("publishing the upgrade's progress", "error", err)
+	}
 	nodes, err := u.nodes(ctx, plan)
 	if err != nil {
 		return 0, err

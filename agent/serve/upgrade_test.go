@@ -321,3 +321,35 @@ func TestUpgradeCordonRecordedBeforeDrain(t *testing.T) {
 		t.Fatalf("plan after the second drain: %v", d)
 	}
 }
+
+// The owner's rerun after a stop is shown as soon as serve reads it, before
+// a drain that may take its whole deadline: `onekube-flow upgrade` waits
+// for that line to know serve took the plan up, and status stops saying
+// the rollout is stopped.
+func TestUpgradeRerunShownBeforeDrain(t *testing.T) {
+	ctx := context.Background()
+	r := newUpgradeRig(t)
+	r.writePlan(t)
+	r.drain.blocked["m1"] = true
+	if _, err := r.u.Tick(ctx); err == nil || r.og.ut(1, vmcontext.KeyPubUpgradeError) == "" {
+		t.Fatalf("tick on a blocked drain: %v, published error %q", err, r.og.ut(1, vmcontext.KeyPubUpgradeError))
+	}
+	// The owner relaxes the PDB and runs the command again.
+	r.drain.blocked["m1"] = false
+	cm, _ := r.cs.CoreV1().ConfigMaps("kube-system").Get(ctx, upgrade.PlanName, metav1.GetOptions{})
+	delete(cm.Data, upgrade.KeyStopped)
+	cm.Data[upgrade.KeyAttempt] = "2"
+	if _, err := r.cs.CoreV1().ConfigMaps("kube-system").Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var during []string
+	r.drain.during = func(string) {
+		during = append(during, r.og.ut(1, vmcontext.KeyPubUpgrade)+" | "+r.og.ut(1, vmcontext.KeyPubUpgradeError))
+	}
+	if _, err := r.u.Tick(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if len(during) != 1 || during[0] != "v1.37.2 in progress: 0 node(s) granted | " {
+		t.Fatalf("published while m1 drained: %q, want the rollout in progress and no stop", during)
+	}
+}

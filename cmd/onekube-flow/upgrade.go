@@ -12,7 +12,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/onekube/onekube/agent/kversion"
 	"github.com/onekube/onekube/agent/upgrade"
@@ -43,7 +45,10 @@ downgrade, no skipped minor), the bundle for that version, etcd ready
 the ConfigMap kube-system/onekube-upgrade, which only cluster-admin can write
 and the nodes can only read. The acting master's onekubed runs it: control
 planes one at a time, then workers --batch at a time, each drained with its
-PodDisruptionBudgets honoured. Follow it with: onekube-flow status SERVICE --wait 60m.
+PodDisruptionBudgets honoured. The command returns once the acting master
+has taken the plan up (at most 2 minutes: serve looks every minute while
+idle), so that the status that follows shows the rollout. Follow it with:
+onekube-flow status SERVICE --wait 60m.
 
 A rollout that stopped (a refusal, a failed node, a drain held too long)
 leaves the cluster serving; running the same command again continues it.`,
@@ -110,6 +115,17 @@ leaves the cluster serving; running the same command again continues it.`,
 				return err
 			}
 			fmt.Fprintln(a.stdout, msg)
+			// Return once serve has taken the plan up, so that the status
+			// --wait that follows sees the rollout, not a ready service.
+			pctx, pcancel := context.WithTimeout(cmd.Context(), pickupWait)
+			defer pcancel()
+			sleep := a.sleep
+			if sleep == nil {
+				sleep = sleepCtx
+			}
+			if !awaitPickup(pctx, func(ctx context.Context) (status.Report, error) { return fetch.Fetch(ctx, id) }, target, 2*time.Second, sleep) {
+				fmt.Fprintf(a.stderr, "onekube-flow: no acting master took the plan up within %s (is onekubed serve running on a master?); until one does, status shows no upgrade\n", pickupWait)
+			}
 			fmt.Fprintf(a.stderr, "onekube-flow: follow it with: onekube-flow status %d --wait 60m\n", id)
 			return nil
 		},
@@ -192,30 +208,60 @@ func runUpgrade(ctx context.Context, d upgradeDeps, target kversion.Version, f u
 		return "", &upgrade.Refusal{Code: "etcd", Detail: err.Error()}
 	}
 	plan := upgrade.Plan{Target: target, BundleImage: f.bundle, BundleSHA: sum}
-	cms := d.Kube.CoreV1().ConfigMaps(upgrade.PlanNamespace)
-	cm, err := cms.Get(ctx, upgrade.PlanName, metav1.GetOptions{})
-	switch {
-	case apierrors.IsNotFound(err):
-		data, _ := upgrade.NextPlanData(nil, plan, f.batch)
-		cm = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: upgrade.PlanName, Namespace: upgrade.PlanNamespace,
-			Labels: map[string]string{"app.kubernetes.io/managed-by": "onekube"}}, Data: data}
-		if _, err := cms.Create(ctx, cm, metav1.CreateOptions{}); err != nil {
-			return "", fmt.Errorf("writing the upgrade plan: %w", err)
+	data, kept, err := writePlan(ctx, d.Kube.CoreV1().ConfigMaps(upgrade.PlanNamespace), plan, f.batch)
+	if err != nil {
+		return "", err
+	}
+	verb := "planned"
+	if kept > 0 {
+		verb = fmt.Sprintf("continues where it is, %d node(s) already let go", kept)
+	}
+	return fmt.Sprintf("upgrade to %s %s (bundle image %d, attempt %s): %d of %d nodes already at %s",
+		target, verb, f.bundle, data[upgrade.KeyAttempt], upToDate, len(versions), target), nil
+}
+
+// writePlan creates the plan ConfigMap or merges plan into it
+// (upgrade.NextPlanData), and returns the data written and how many of
+// serve's grants were kept (a rollout under way that goes on). serve
+// writes the same ConfigMap at each grant and cordon, so a run of the
+// command mid-rollout can lose the race on its resourceVersion: it reads
+// again and merges again rather than fail.
+func writePlan(ctx context.Context, cms typedcorev1.ConfigMapInterface, plan upgrade.Plan, batch int) (map[string]string, int, error) {
+	var data map[string]string
+	kept := 0
+	raced := func(err error) bool { return apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) }
+	err := retry.OnError(retry.DefaultRetry, raced, func() error {
+		cm, err := cms.Get(ctx, upgrade.PlanName, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			data, _ = upgrade.NextPlanData(nil, plan, batch)
+			kept = 0
+			cm = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: upgrade.PlanName, Namespace: upgrade.PlanNamespace,
+				Labels: map[string]string{"app.kubernetes.io/managed-by": "onekube"}}, Data: data}
+			if _, err := cms.Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+				return fmt.Errorf("writing the upgrade plan: %w", err)
+			}
+			return nil
+		case err != nil:
+			return fmt.Errorf("reading the upgrade plan: %w", err)
 		}
-	case err != nil:
-		return "", fmt.Errorf("reading the upgrade plan: %w", err)
-	default:
-		data, err := upgrade.NextPlanData(cm.Data, plan, f.batch)
-		if err != nil {
-			return "", err
+		if data, err = upgrade.NextPlanData(cm.Data, plan, batch); err != nil {
+			return err
+		}
+		kept = 0
+		if cm.Data[upgrade.KeyPhase] != upgrade.PhaseDone && cm.Data[upgrade.KeyTarget] == plan.Target.String() {
+			kept = len(upgrade.Grants(data))
 		}
 		cm.Data = data
 		if _, err := cms.Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
-			return "", fmt.Errorf("writing the upgrade plan: %w", err)
+			return fmt.Errorf("writing the upgrade plan: %w", err)
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, 0, err
 	}
-	return fmt.Sprintf("upgrade to %s planned (bundle image %d, attempt %s): %d of %d nodes already at %s",
-		target, f.bundle, cm.Data[upgrade.KeyAttempt], upToDate, len(versions), target), nil
+	return data, kept, nil
 }
 
 // statesRefusal refuses unless oned says the service and every VM of it

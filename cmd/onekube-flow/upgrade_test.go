@@ -7,8 +7,11 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/onekube/onekube/agent/kversion"
 	"github.com/onekube/onekube/agent/upgrade"
@@ -106,6 +109,63 @@ func TestRunUpgradeAgainContinues(t *testing.T) {
 	// Another target while m1 is let go: refused.
 	if _, err := runUpgrade(context.Background(), d, mustV("v1.37.3"), upgradeFlags{bundle: 5, batch: 1}); err == nil || !strings.Contains(err.Error(), "(in-progress)") {
 		t.Fatalf("another target mid-way: %v", err)
+	}
+}
+
+// Running the command again while the rollout is under way (the owner's
+// status --wait was killed, say): it continues, keeping serve's grants and
+// cordons, and a grant serve writes between the CLI's read and its write
+// (a conflict on the ConfigMap's resourceVersion) is merged, not an error.
+func TestRunUpgradeAgainMidRollout(t *testing.T) {
+	sum := strings.Repeat("d", 64)
+	cs := fake.NewClientset(kubeNode("m1", "v1.37.2"), kubeNode("m2", "v1.36.3"), kubeNode("m3", "v1.36.3"), kubeNode("w1", "v1.36.3"))
+	p := upgrade.Plan{Target: mustV("v1.37.2"), BundleImage: 5, BundleSHA: sum, Attempt: 1}
+	data := p.Data()
+	data[upgrade.KeyBatch] = "1"
+	data[upgrade.KeyGrantPrefix+"m1"] = "apply"
+	data[upgrade.KeyCordonPrefix+"m2"] = "true"
+	cs.CoreV1().ConfigMaps("kube-system").Create(context.Background(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: upgrade.PlanName, Namespace: "kube-system"}, Data: data}, metav1.CreateOptions{})
+	// serve grants m2 just after the CLI read the plan: the CLI's first
+	// write is refused as stale, as the API server refuses it.
+	raced := false
+	cs.PrependReactor("update", "configmaps", func(action k8stesting.Action) (bool, runtime.Object, error) {
+		if raced {
+			return false, nil, nil
+		}
+		raced = true
+		obj, err := cs.Tracker().Get(corev1.SchemeGroupVersion.WithResource("configmaps"), "kube-system", upgrade.PlanName)
+		if err != nil {
+			return true, nil, err
+		}
+		cm := obj.(*corev1.ConfigMap).DeepCopy()
+		cm.Data[upgrade.KeyGrantPrefix+"m2"] = "node"
+		if err := cs.Tracker().Update(corev1.SchemeGroupVersion.WithResource("configmaps"), cm, "kube-system"); err != nil {
+			return true, nil, err
+		}
+		return true, nil, apierrors.NewConflict(corev1.Resource("configmaps"), upgrade.PlanName, errors.New("the object has been modified"))
+	})
+	d := upgradeDeps{Report: status.Report{ServiceState: "RUNNING", VMs: []status.Row{{VM: status.VM{ID: 1, State: "ACTIVE", LCMState: "RUNNING"}}}}, Kube: cs,
+		Image: func(context.Context, int) (register.ImageFacts, error) {
+			return register.ImageFacts{Attrs: map[string]string{upgrade.BundleSHA256Attr: sum}}, nil
+		},
+		EtcdReady: func(context.Context) error { return nil }}
+	msg, err := runUpgrade(context.Background(), d, mustV("v1.37.2"), upgradeFlags{bundle: 5, batch: 1})
+	if err != nil {
+		t.Fatalf("runUpgrade mid-rollout: %v", err)
+	}
+	if want := "upgrade to v1.37.2 continues where it is, 2 node(s) already let go (bundle image 5, attempt 2): 1 of 4 nodes already at v1.37.2"; msg != want {
+		t.Errorf("message %q, want %q", msg, want)
+	}
+	cm, _ := cs.CoreV1().ConfigMaps("kube-system").Get(context.Background(), upgrade.PlanName, metav1.GetOptions{})
+	for k, v := range map[string]string{upgrade.KeyGrantPrefix + "m1": "apply", upgrade.KeyGrantPrefix + "m2": "node",
+		upgrade.KeyCordonPrefix + "m2": "true", upgrade.KeyAttempt: "2", upgrade.KeyTarget: "v1.37.2"} {
+		if cm.Data[k] != v {
+			t.Errorf("plan after the rerun: %s = %q, want %q (%v)", k, cm.Data[k], v, cm.Data)
+		}
+	}
+	// Another target mid-rollout is still refused, naming the one under way.
+	if _, err := runUpgrade(context.Background(), d, mustV("v1.37.3"), upgradeFlags{bundle: 5, batch: 1}); err == nil || !strings.Contains(err.Error(), "upgrade refused (in-progress)") {
+		t.Fatalf("another target mid-rollout: %v", err)
 	}
 }
 

@@ -3,15 +3,18 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -32,13 +35,14 @@ import (
 	"github.com/onekube/onekube/flow"
 )
 
-// upgradeTopology is TestUpgrade's cluster: 3 masters (etcd keeps its
-// quorum while one restarts; 2 would lose it) and 1 worker, the smallest
-// that upgrades control planes one at a time and then drains a worker.
-// The issue's 3+2 adds a second worker's ~30 s and proves nothing more.
-// ONEKUBE_UPGRADE_TOPOLOGY=M+W overrides it (1+1 to iterate quickly).
+// upgradeTopology is TestUpgrade's cluster, issue 21's: 3 masters (etcd
+// keeps its quorum while one restarts; 2 would lose it) and 2 workers,
+// which go one at a time (batch 1, at most half of them), so a drained
+// worker's pod has a place to go while the other keeps serving.
+// ONEKUBE_UPGRADE_TOPOLOGY=M+W overrides it (1+1 to iterate quickly; the
+// PDB's placement below wants 2 workers).
 func upgradeTopology(t *testing.T) (int, int) {
-	m, w := 3, 1
+	m, w := 3, 2
 	if v := os.Getenv("ONEKUBE_UPGRADE_TOPOLOGY"); v != "" {
 		a, b, ok := strings.Cut(v, "+")
 		var err1, err2 error
@@ -119,19 +123,27 @@ func TestUpgrade(t *testing.T) {
 	sort.Strings(names)
 	step("service %d at %s: %d masters, %d workers", s.ID, from.Version, nm, nw)
 
-	// A Deployment under a PDB; its pods may run on masters too, so a
-	// drained worker's pods have somewhere to go.
+	// A Deployment under a PDB. Its 2 pods spread one per node (required
+	// anti-affinity), prefer workers and tolerate masters: they start one
+	// on each worker, so the control planes drain freely and the PDB holds
+	// the first worker's drain; once relaxed, an evicted pod moves to a
+	// master (the other worker already has one).
 	labels := map[string]string{"app": "web"}
 	// The PDB first blocks every eviction (minAvailable 2 of 2): the
-	// rollout must stop at the first node hosting a pod, and continue once
-	// the owner relaxes it and runs the command again.
+	// rollout must stop at the first worker, and continue once the owner
+	// relaxes it and runs the command again.
 	replicas, minAvail, zero := int32(2), intstr.FromInt32(2), int64(0)
+	notCP := corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "node-role.kubernetes.io/control-plane", Operator: corev1.NodeSelectorOpDoesNotExist}}}
 	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
 		Spec: appsv1.DeploymentSpec{Replicas: &replicas, Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
 				Spec: corev1.PodSpec{TerminationGracePeriodSeconds: &zero,
 					Tolerations: []corev1.Toleration{{Key: "node-role.kubernetes.io/control-plane", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
-					Containers:  []corev1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10.1"}}}}}}
+					Affinity: &corev1.Affinity{
+						NodeAffinity: &corev1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{{Weight: 100, Preference: notCP}}},
+						PodAntiAffinity: &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{
+							{LabelSelector: &metav1.LabelSelector{MatchLabels: labels}, TopologyKey: "kubernetes.io/hostname"}}}},
+					Containers: []corev1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10.1"}}}}}}
 	if _, err := admin.AppsV1().Deployments("default").Create(ctx, dep, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +156,7 @@ func TestUpgrade(t *testing.T) {
 		d, err := admin.AppsV1().Deployments("default").Get(ctx, "web", metav1.GetOptions{})
 		return err == nil && d.Status.ReadyReplicas == 2
 	})
-	step("Deployment web (2 replicas) under a PDB of minAvailable 2")
+	step("Deployment web (2 replicas) under a PDB of minAvailable 2, on %s", webNodes(ctx, t, admin))
 
 	bb := <-bundle
 	if bb.err != nil {
@@ -214,7 +226,11 @@ func TestUpgrade(t *testing.T) {
 		d, err := admin.AppsV1().Deployments("default").Get(ctx, "web", metav1.GetOptions{})
 		return err == nil && d.Status.ReadyReplicas == 2
 	})
-	step("the worker resumed")
+	on := webNodes(ctx, t, admin)
+	step("the worker resumed; web's pods on %s", on)
+	if nw >= 2 && (len(on) != 2 || !strings.HasPrefix(on[0], "worker-") || !strings.HasPrefix(on[1], "worker-")) {
+		t.Fatalf("web's pods run on %v, want one on each worker (the PDB must hold a worker's drain, not a master's)", on)
+	}
 
 	// The watchers: /readyz through a worker's balancer every 200 ms;
 	// the PDB and each Node's step, every 200 ms / 1 s.
@@ -224,12 +240,21 @@ func TestUpgrade(t *testing.T) {
 	}
 	pctx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
-	// The balancer's client and the PDB's watch end when the worker is
-	// rebooted: its balancer goes with it, and its pods die without an
-	// eviction, which no PDB can prevent.
+	// The PDB's watch ends when the worker is rebooted: its pods die
+	// without an eviction, which no PDB can prevent. The client asks
+	// through the last worker's balancer, which no reboot takes, so its
+	// windows cover the whole rollout (that worker's own upgrade too).
 	wctx, stopServing := context.WithCancel(pctx)
 	defer stopServing()
-	poll := startPoller(wctx, fmt.Sprintf("VM %d's local balancer", workers[0].ID), vmcontext.LocalBalancer, caPEM, s.VM(workers[0].ID).DialContext)
+	lbVM := workers[len(workers)-1]
+	if len(workers) > 1 && lbVM.ID == workers[0].ID {
+		t.Fatal("the balancer's worker is the one rebooted")
+	}
+	lbCtx := wctx // with one worker, the balancer goes with its reboot
+	if len(workers) > 1 {
+		lbCtx = pctx
+	}
+	poll := startPoller(lbCtx, fmt.Sprintf("VM %d's local balancer", lbVM.ID), vmcontext.LocalBalancer, caPEM, s.VM(lbVM.ID).DialContext)
 	pw := watchPDB(wctx, admin)
 	nt := watchNodeSteps(pctx, admin, to.Version)
 
@@ -240,8 +265,68 @@ func TestUpgrade(t *testing.T) {
 	upStart := time.Now()
 	step("onekube-flow upgrade: %s", strings.TrimSpace(out))
 
-	// The blocking PDB stops the rollout after the drain timeout, with
-	// its reason in the plan and in status; the cluster keeps serving.
+	// The owner follows it, as the command says, with status --wait: a
+	// real process, killed (SIGKILL) once the first master is done.
+	follow := startOnSwitch(t, b, env, onekubeFlow(t), "status", svc, "--wait", "20m")
+	// A crash: the executor of a node not done yet is killed mid-step
+	// (before kubeadm runs, whose process systemd's KillMode would also
+	// end) and restarted as its unit's Restart= does; it resumes.
+	go crashOnce(pctx, t, s, admin, nt, to.Version, append(masters, workers...))
+	// serve itself: the acting master's is killed while a second
+	// control plane is drained (or right after its grant) and restarted
+	// 2 s later; the next term goes on from the plan ConfigMap.
+	serveKilled := make(chan struct{})
+	go killServeOnce(pctx, t, s, admin, nt, serveKilled)
+
+	// The CLI killed after the first master, then the same command run
+	// again mid-rollout: it continues the rollout (the grants kept, the
+	// attempt bumped), neither refused nor started over.
+	first := ""
+	for _, n := range names {
+		if strings.HasPrefix(n, "master-") {
+			first = n
+			break
+		}
+	}
+	waitUntil(t, 6*time.Minute, first+" to claim done at "+to.Version, func() bool {
+		_, d := nt.span(first)
+		return !d.IsZero()
+	})
+	if code, out, errs, exited := follow.kill(); exited {
+		t.Errorf("onekube-flow status --wait exited %d before the first master was done, with the rollout under way:\n%s%s", code, out, errs)
+	} else {
+		step("%s done; onekube-flow status --wait killed (SIGKILL), its last line: %s", first, lastLines(strings.TrimSpace(errs), 1))
+	}
+	cm, err := admin.CoreV1().ConfigMaps(upgrade.PlanNamespace).Get(ctx, upgrade.PlanName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := cm.Data
+	code, out, errs = upgradeTo(to.Version, imageID)
+	if code != 0 {
+		t.Fatalf("onekube-flow upgrade (again, mid-rollout) exited %d:\n%s%s", code, out, errs)
+	}
+	if cm, err = admin.CoreV1().ConfigMaps(upgrade.PlanNamespace).Get(ctx, upgrade.PlanName, metav1.GetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	after := cm.Data
+	for n, m := range upgrade.Grants(before) {
+		if upgrade.Grants(after)[n] != m {
+			t.Errorf("the rerun dropped %s's grant %q: %v", n, m, after)
+		}
+	}
+	ba, _ := strconv.Atoi(before[upgrade.KeyAttempt])
+	if aa, _ := strconv.Atoi(after[upgrade.KeyAttempt]); aa != ba+1 {
+		t.Errorf("attempt %d after the rerun, want %d", aa, ba+1)
+	}
+	if !strings.Contains(out, "continues where it is") {
+		t.Errorf("the rerun mid-rollout says %q, want it to say the rollout continues", strings.TrimSpace(out))
+	}
+	step("onekube-flow upgrade again mid-rollout (grants before: %d, after: %d): %s", len(upgrade.Grants(before)), len(upgrade.Grants(after)), strings.TrimSpace(out))
+
+	// The blocking PDB stops the rollout at the first worker after the
+	// drain timeout, with its reason in the plan and in status; the
+	// cluster keeps serving.
 	var stopped string
 	waitUntil(t, 6*time.Minute, "the rollout to stop on the PDB", func() bool {
 		cm, err := admin.CoreV1().ConfigMaps(upgrade.PlanNamespace).Get(ctx, upgrade.PlanName, metav1.GetOptions{})
@@ -253,6 +338,9 @@ func TestUpgrade(t *testing.T) {
 	})
 	if !strings.Contains(stopped, "drain-blocked") {
 		t.Fatalf("rollout stopped with %q, want drain-blocked", stopped)
+	}
+	if nw >= 2 && !strings.Contains(stopped, "draining node worker-") {
+		t.Errorf("the PDB held %q, want the first worker's drain", stopped)
 	}
 	step("rollout stopped: %s", stopped)
 	waitUntil(t, 30*time.Second, "onekube-flow status to show the stop and exit 1", func() bool {
@@ -273,15 +361,6 @@ func TestUpgrade(t *testing.T) {
 	}
 	step("PDB relaxed to minAvailable 1; onekube-flow upgrade again: %s", strings.TrimSpace(out))
 
-	// A crash: the executor of a node not done yet is killed mid-step
-	// (before kubeadm runs, whose process systemd's KillMode would also
-	// end) and restarted as its unit's Restart= does; it resumes.
-	go crashOnce(pctx, t, s, admin, nt, to.Version, append(masters, workers...))
-	// serve itself: the acting master's is killed while a second
-	// control plane is drained (or right after its grant) and restarted
-	// 2 s later; the next term goes on from the plan ConfigMap.
-	serveKilled := make(chan struct{})
-	go killServeOnce(pctx, t, s, admin, nt, serveKilled)
 	// A VM: the worker is rebooted (a power cut and a boot) while serve
 	// drains it or right after its grant; its units start again at boot.
 	rebooted := make(chan struct{})
@@ -674,4 +753,62 @@ func rebootOnce(ctx context.Context, t *testing.T, c kubernetes.Interface, nt *n
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+// webNodes is where the Deployment's pods run, sorted.
+func webNodes(ctx context.Context, t *testing.T, c kubernetes.Interface) []string {
+	t.Helper()
+	pods, err := c.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var on []string
+	for _, p := range pods.Items {
+		if p.DeletionTimestamp == nil {
+			on = append(on, p.Spec.NodeName)
+		}
+	}
+	sort.Strings(on)
+	return on
+}
+
+// bgCommand is a command started on the switch (the user's machine) that
+// the test may kill.
+type bgCommand struct {
+	cmd      *exec.Cmd
+	out, err bytes.Buffer
+	exited   chan error
+}
+
+func startOnSwitch(t *testing.T, b *testbed.Bed, env []string, name string, args ...string) *bgCommand {
+	t.Helper()
+	c := &bgCommand{cmd: exec.Command(name, args...), exited: make(chan error, 1)}
+	c.cmd.Env = append([]string{"PATH=/usr/bin:/bin"}, env...)
+	c.cmd.Stdout, c.cmd.Stderr = &c.out, &c.err
+	if err := b.InSwitch(c.cmd.Start); err != nil {
+		t.Fatal(err)
+	}
+	go func() { c.exited <- c.cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = c.cmd.Process.Kill()
+		<-c.exited
+		c.exited <- nil
+	})
+	return c
+}
+
+// kill sends SIGKILL unless the command already exited (exited true, with
+// its code), and returns its output.
+func (c *bgCommand) kill() (code int, stdout, stderr string, exited bool) {
+	var err error
+	select {
+	case err = <-c.exited:
+		exited = true
+	default:
+		_ = c.cmd.Process.Signal(syscall.SIGKILL)
+		err = <-c.exited
+	}
+	c.exited <- err
+	code = c.cmd.ProcessState.ExitCode()
+	return code, c.out.String(), c.err.String(), exited
 }
