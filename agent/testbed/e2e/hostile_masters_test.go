@@ -69,7 +69,9 @@ type hostileHA struct {
 func TestHostileMasters(t *testing.T) {
 	t.Parallel() // mostly waiting: paired with another bed test (make e2e-real, docs/testbed.md)
 	b := newBed(t)
-	s := startServiceWith(t, b, testbed.ServiceOptions{Masters: 1, MaxMasters: 3, Workers: 1, CNIManifest: flannelManifest, AgentArgs: agentArgs})
+	s := startServiceWith(t, b, testbed.ServiceOptions{Masters: 1, MaxMasters: 3, Workers: 1, CNIManifest: flannelManifest, AgentArgs: agentArgs,
+		// Two steps scale: the second waits out the first's cooldown.
+		Cooldown: 5 * time.Second})
 	for _, r := range waitAgents(t, s, 2) {
 		if r.Code != 0 || r.Err != nil {
 			t.Fatalf("VM %d (%s): exit %d (%v):\n%s", r.VM.ID, r.VM.Role, r.Code, r.Err, lastLines(r.Output(), 20))

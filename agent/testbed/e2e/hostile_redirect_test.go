@@ -141,10 +141,13 @@ func (h *hostileHA) redirectedJoin(t *testing.T) {
 	// cluster.
 	waitReady(t, adminClient(t, h.b, h.s.VM(master.ID)), map[string]string{name: ip})
 	mu.Lock()
-	defer mu.Unlock()
 	if len(hits) > 0 {
 		t.Errorf("the join was redirected: connections reached the attacker: %v", hits)
 	}
+	mu.Unlock()
+	// The next step scales the masters: OneFlow refuses during the
+	// scale's cooldown.
+	waitUntil(t, time.Minute, "the service RUNNING after the scale's cooldown", func() bool { return h.s.Sim.ServiceState(h.s.ID) == "RUNNING" })
 }
 
 // attackerCAHash is the discovery hash of a CA the attacker made.
