@@ -56,6 +56,7 @@ func waitMaster(ctx context.Context, d Data) error {
 	firstLook := lastRead
 	toldStale := false
 	judge := &expiryJudge{d: d}
+	foreign := map[int]netip.Addr{}
 	var look func(ctx context.Context) error
 	look = func(ctx context.Context) error {
 		if d.Clock().Now().Sub(lastRead) >= serviceRefresh {
@@ -76,6 +77,13 @@ func waitMaster(ctx context.Context, d Data) error {
 				continue
 			}
 			m, reason := readyMaster(vm, d.Config().Port)
+			if a, ok := foreignAddress(vm); ok && foreign[id] != a {
+				// Said once per value: the retries log at debug only,
+				// and a redirect attempt is worth the owner's eye.
+				foreign[id] = a
+				d.Log().Warn("ignoring the master address a master VM shows: it is not one of that VM's NIC addresses (a sibling VM may have rewritten it)",
+					"master_vm", id, vmcontext.KeyPubMaster, a.String(), "nics", addrList(vm.Addrs()))
+			}
 			if i == 0 {
 				eta = publishedETA(vm)
 				hintAlive = isReady(vm) && running(vm)
@@ -267,6 +275,18 @@ func readyMaster(vm *onegate.VM, defaultPort int) (Master, string) {
 	// join fail (the CA pin holds), never trust another cluster.
 	ep := strings.TrimSpace(vm.Claim(vmcontext.KeyPubEndpoint).Unverified())
 	return Master{VMID: vm.ID, Address: addr.Unmap(), Port: port, Hash: hash, Token: vmcontext.NewSecret(tok), Endpoint: ep}, ""
+}
+
+// foreignAddress returns the master address vm shows when it is a
+// well-formed, usable address that is not one of vm's NICs: a rewrite
+// pointing workers elsewhere, which readyMaster refuses.
+func foreignAddress(vm *onegate.VM) (netip.Addr, bool) {
+	raw := strings.TrimSpace(vm.UserTemplate[vmcontext.KeyPubMaster])
+	a, err := parsePublishedAddr(raw)
+	if raw == "" || err != nil || unusableAddress(a) != "" || ownsAddress(vm, raw) {
+		return netip.Addr{}, false
+	}
+	return a.Unmap(), true
 }
 
 // unusableAddress says why no other node could reach a for the API server,

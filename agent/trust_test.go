@@ -82,6 +82,17 @@ func TestSiblingRewritesMasterKeys(t *testing.T) {
 	if h.kadm.count("join") != 0 {
 		t.Error("joined an address the master VM does not have")
 	}
+	// The rejection is warned about once, naming the address, however
+	// many polls saw it.
+	var warns []string
+	for _, l := range strings.Split(h.logs.String(), "\n") {
+		if strings.Contains(l, "level=WARN") && strings.Contains(l, vmIP(9)) {
+			warns = append(warns, l)
+		}
+	}
+	if len(warns) != 1 || !strings.Contains(warns[0], "not one of that VM's NIC addresses") {
+		t.Errorf("%d warnings naming %s, want 1:\n%s", len(warns), vmIP(9), strings.Join(warns, "\n"))
+	}
 }
 
 // TestOwnVMMustBeOwn: GET /vm describing another VM stops discovery.

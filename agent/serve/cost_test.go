@@ -8,6 +8,7 @@ import (
 
 	"github.com/onekube/onekube/agent/system/systemtest"
 	"github.com/onekube/onekube/agent/testbed/loopback"
+	"github.com/onekube/onekube/context/onegate"
 )
 
 // The OneGate cost of serve on an idle cluster (every VM has its Node,
@@ -34,7 +35,7 @@ func TestIdleOneGateCostPerHour(t *testing.T) {
 	shared := &SharedService{OneGate: og, Clock: clock}
 	loops := []Loop{
 		&Presence{OneGate: og, Board: board},
-		&Publish{OneGate: og, Client: cs, Clock: clock},
+		&Publish{OneGate: og, Client: cs, Clock: clock, Facts: func() ([]onegate.KV, error) { return nil, nil }},
 		&Tokens{OneGate: og, Client: cs, Clock: clock, Service: shared},
 		&Cleanup{OneGate: og, Client: cs, Clock: clock, Service: shared},
 	}
@@ -48,7 +49,8 @@ func TestIdleOneGateCostPerHour(t *testing.T) {
 	t.Logf("one idle hour: %d OneGate requests %v; ticks %v", total, og.calls, ticks)
 	// 120 tokens ticks of one GET /service each (cleanup rides on them),
 	// plus the reads of what this VM shows once per start (presence,
-	// publish, the four mirrors) and presence's one PUT.
+	// publish, the four mirrors), publish's check of its join facts every
+	// 30 minutes (DefaultFactsIdle) and presence's one PUT.
 	if og.count("GetService") != 120 || og.count("GetVMByID") != 0 || total > 130 {
 		t.Errorf("idle cost %d requests/h (%v), want 120 GET /service and a few start-up reads", total, og.calls)
 	}

@@ -9,6 +9,9 @@ import "time"
 type PublishReport struct {
 	Published bool   `json:"published"`
 	Expires   string `json:"expires,omitempty"`
+	// JoinDataRestored counts the join facts (ONEGATE_K8S_MASTER, _PORT,
+	// _HASH, _ENDPOINT) put back since start after a rewrite.
+	JoinDataRestored int `json:"join_data_restored,omitempty"`
 }
 
 // TokensReport is what `onekube-agent status` shows of the tokens loop:

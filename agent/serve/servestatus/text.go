@@ -46,6 +46,9 @@ func (s *Status) WriteText(w io.Writer, now time.Time) error {
 	default:
 		row("join token", "none (nobody waits)")
 	}
+	if pub.JoinDataRestored > 0 {
+		row("join data", fmt.Sprintf("restored %d keys rewritten by a sibling VM or by hand (see serve's log)", pub.JoinDataRestored))
+	}
 	if hasTokens {
 		row("waiting VMs", waiting(tok))
 		for _, id := range sortedStrings(tok.GivenUp) {

@@ -50,6 +50,11 @@ type hostileHA struct {
 //   - kubeconfig (must-hold 5): a listed user asking above its maximum
 //     role is refused; the attacker rewrites a pending request's lifetime
 //     and role through OneGate and `onekube-flow kubeconfig` refuses;
+//   - redirected join (must-hold 1, finding 3): the attacker writes its
+//     own address and the hash of its own CA over the master's join data
+//     and listens on the API port; a worker scaled up joins the real
+//     cluster, nothing connects to the attacker, serve restores the data
+//     (hostile_redirect_test.go);
 //   - HA grant (must-hold 3, finding 1): while two masters join,
 //     the attacker publishes its own recipient, READY=NO, a join phase
 //     and ROLE_NAME=master (tab bypass), presents its recipient on its
@@ -64,7 +69,9 @@ type hostileHA struct {
 func TestHostileMasters(t *testing.T) {
 	t.Parallel() // mostly waiting: paired with another bed test (make e2e-real, docs/testbed.md)
 	b := newBed(t)
-	s := startServiceWith(t, b, testbed.ServiceOptions{Masters: 1, MaxMasters: 3, Workers: 1, CNIManifest: flannelManifest, AgentArgs: agentArgs})
+	s := startServiceWith(t, b, testbed.ServiceOptions{Masters: 1, MaxMasters: 3, Workers: 1, CNIManifest: flannelManifest, AgentArgs: agentArgs,
+		// Two steps scale: the second waits out the first's cooldown.
+		Cooldown: 5 * time.Second})
 	for _, r := range waitAgents(t, s, 2) {
 		if r.Code != 0 || r.Err != nil {
 			t.Fatalf("VM %d (%s): exit %d (%v):\n%s", r.VM.ID, r.VM.Role, r.Code, r.Err, lastLines(r.Output(), 20))
@@ -84,6 +91,7 @@ func TestHostileMasters(t *testing.T) {
 		run  func(*hostileHA, *testing.T)
 	}{
 		{"kubeconfig: max role, rewritten request", (*hostileHA).kubeconfig},
+		{"redirected join: forged master address and CA pin", (*hostileHA).redirectedJoin},
 		{"HA grant only to the joining master", (*hostileHA).haGrant},
 		{"powered-off master, forged request", (*hostileHA).poweredOff},
 		{"all masters recreated at once", (*hostileHA).allRecreated},
