@@ -54,6 +54,8 @@ var userTemplateReads = []claimRead{
 	{File: "agent/phase_cpjoin.go", Func: "waitCertKey", Keys: []string{"vmcontext.KeyPubEtcdError", "vmcontext.KeyPubEndpoint"}, Why: "etcd error: display only, quoted and bounded; endpoint: only empty or not matters (joinEndpoint)"},
 	{File: "agent/phase_lbseed.go", Func: "masterAddress", Keys: []string{"vmcontext.KeyPubMaster"}, Why: "checked against the VM's own NICs (ownsAddress) before use"},
 	{File: "agent/phase_waitmaster.go", Func: "waitMaster", Keys: []string{"vmcontext.KeyPubError"}, Why: "display only, quoted and bounded (quoteReport)"},
+	{File: "agent/phase_waitmaster.go", Func: "foreignAddress", Keys: []string{"vmcontext.KeyPubMaster"}, Why: "only to warn about an address that is not one of the VM's NICs; such an address is never joined"},
+	{File: "agent/serve/publish.go", Func: "Publish.checkFacts", Keys: []string{"*"}, Why: "its own join data compared with the truth (state file, ca.crt) and rewritten when they differ; shown escaped in a warning"},
 	{File: "agent/tokenexpiry.go", Func: "publishedExpiry", Keys: []string{"vmcontext.KeyPubTokenExpires"}, Why: "can only make a worker wait or start a join with a dying token (docs/trust.md row)"},
 
 	// onekubed serve.
