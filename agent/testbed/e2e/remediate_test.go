@@ -31,7 +31,10 @@ var remediateServeArgs = []string{
 // workers), OneFlow played by the simulator (WARNING, DONE, COOLDOWN,
 // cardinality through OneGate), the acting master's onekubed acting
 // through its own OneGate token:
-//   - (d) first, a sibling worker forges keys through the real OneGate:
+//   - (f) first, a worker's kubelet deletes its Node and registers it again
+//     with another worker's provider ID, reports NotReady and goes
+//     silent: nothing is done to either VM (reregister_test.go);
+//   - (d) then, a sibling worker forges keys through the real OneGate:
 //     ONEAPP_K8S_REMEDIATION=off and a pause on the master, node names and
 //     VM IDs on itself and on the healthy workers, and its own kubelet
 //     relabels its Node as the victim's VM. None of it pauses remediation
@@ -78,9 +81,14 @@ func TestRemediation(t *testing.T) {
 	victim, healthy := workers[0], workers[1:]
 	victimNode := nodeOf(t, admin, victim)
 
-	// (d) A sibling's forgeries, before the failure.
-	ctx, cancel := context.WithTimeout(context.Background(), 9*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
+
+	// (f) A worker's kubelet re-registers its Node with another VM's
+	// provider ID.
+	reregisterAsAnotherVM(t, ctx, s, admin, master, 15*time.Second)
+
+	// (d) A sibling's forgeries, before the failure.
 	att, err := s.Attacker(healthy[0])
 	if err != nil {
 		t.Fatal(err)
