@@ -52,7 +52,9 @@ type hostileHA struct {
 //     role is refused, by the CLI and, for a request the attacker writes
 //     without the CLI, by the master; the attacker rewrites a pending request's lifetime
 //     and role through OneGate and `onekube-flow kubeconfig` refuses;
-//   - HA grant (must-hold 3, finding 1): while two masters join,
+//   - HA grant (must-hold 3, finding 1): while two masters join
+//     (which the attacker called workers with a forged ROLE_NAME before
+//     they booted: they still join as masters, must-hold 2),
 //     the attacker publishes its own recipient, READY=NO, a join phase
 //     and ROLE_NAME=master (tab bypass), presents its recipient on its
 //     own port 6445, and writes its recipient over each joiner's for 6 s:
@@ -375,6 +377,17 @@ func (h *hostileHA) haGrant(t *testing.T) {
 	start := time.Now()
 	if err := h.s.Sim.Scale(h.s.ID, flow.RoleMaster, 3); err != nil {
 		t.Fatal(err)
+	}
+	// Before they boot, the attacker calls the new masters workers (a
+	// sibling write of ROLE_NAME, tab bypass): each must still join as
+	// the master OneFlow's roles[].nodes says it is (must-hold 2).
+	for _, m := range sortedMasters(h.s)[1:] {
+		if err := h.a.Put(ctx, m.ID, onegatesim.BypassSpelling(vmcontext.KeyRoleName, flow.RoleWorker), 1); err != nil {
+			t.Fatalf("the attacker writing ROLE_NAME on VM %d: %v", m.ID, err)
+		}
+		if got := h.s.Sim.UserTemplate(m.ID)[vmcontext.KeyRoleName]; got != flow.RoleWorker {
+			t.Fatalf("the tab bypass did not set VM %d's ROLE_NAME (%q)", m.ID, got)
+		}
 	}
 	defer func() { t.Logf("the attacker rewrote %d joining masters' recipients", stop()) }()
 	granted := map[int]bool{}
