@@ -23,6 +23,7 @@ import (
 	"github.com/onekube/onekube/agent/etcdm"
 	"github.com/onekube/onekube/agent/testbed"
 	vmcontext "github.com/onekube/onekube/context"
+	"github.com/onekube/onekube/context/kubeconfig"
 	"github.com/onekube/onekube/context/onegatesim"
 	"github.com/onekube/onekube/context/protocol"
 	"github.com/onekube/onekube/flow"
@@ -48,14 +49,17 @@ type hostileHA struct {
 // that one cluster:
 //
 //   - kubeconfig (must-hold 5): a listed user asking above its maximum
-//     role is refused; the attacker rewrites a pending request's lifetime
+//     role is refused, by the CLI and, for a request the attacker writes
+//     without the CLI, by the master; the attacker rewrites a pending request's lifetime
 //     and role through OneGate and `onekube-flow kubeconfig` refuses;
 //   - redirected join (must-hold 1, finding 3): the attacker writes its
 //     own address and the hash of its own CA over the master's join data
 //     and listens on the API port; a worker scaled up joins the real
 //     cluster, nothing connects to the attacker, serve restores the data
 //     (hostile_redirect_test.go);
-//   - HA grant (must-hold 3, finding 1): while two masters join,
+//   - HA grant (must-hold 3, finding 1): while two masters join
+//     (which the attacker called workers with a forged ROLE_NAME before
+//     they booted: they still join as masters, must-hold 2),
 //     the attacker publishes its own recipient, READY=NO, a join phase
 //     and ROLE_NAME=master (tab bypass), presents its recipient on its
 //     own port 6445, and writes its recipient over each joiner's for 6 s:
@@ -177,7 +181,8 @@ func (h *hostileHA) rewriter(ctx context.Context) func() int {
 }
 
 // kubeconfig: bob is listed with no maximum (view) and asks for
-// cluster-admin: refused. Then the attacker rewrites oneadmin's one-minute
+// cluster-admin: refused, by his CLI and, for the same request written
+// straight onto the master, by the master. Then the attacker rewrites oneadmin's one-minute
 // request to 7 days, and its view request to cluster-admin: the master
 // challenges what it read, and the CLI refuses both and writes nothing.
 // No binding for bob exists.
@@ -203,6 +208,9 @@ func (h *hostileHA) kubeconfig(t *testing.T) {
 	if code == 0 || out != "" || !strings.Contains(stderr, "at most the view role") {
 		t.Errorf("bob (view at most) got cluster-admin: exit %d\n%s", code, stderr)
 	}
+	// bob's CLI refused before asking; the master must refuse too, for a
+	// request written without the CLI (bob's own tool, or a sibling's).
+	h.directAboveMax(t, ctx, bobRcpt)
 
 	stop := h.rewriter(ctx)
 	start = time.Now()
@@ -232,6 +240,36 @@ func (h *hostileHA) kubeconfig(t *testing.T) {
 			t.Errorf("binding %s exists", c.Name)
 		}
 	}
+}
+
+// directAboveMax writes, from the attacker VM through OneGate, a request
+// for bob as cluster-admin on the first master, with bob's recipient: the
+// master must answer with a refusal naming bob's maximum, not a challenge.
+func (h *hostileHA) directAboveMax(t *testing.T, ctx context.Context, bobRcpt string) {
+	t.Helper()
+	id, err := kubeconfig.NewID(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := kubeconfig.Request{Name: "bob", Role: kubeconfig.RoleClusterAdmin, TTL: time.Hour, Recipient: bobRcpt}.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := h.masters[0].ID
+	if err := h.a.Put(ctx, m, kubeconfig.RequestKey(id)+`="`+v+`"`, 1); err != nil {
+		t.Fatal(err)
+	}
+	var a kubeconfig.Answer
+	waitUntil(t, time.Minute, "the master's answer to bob's direct cluster-admin request", func() bool {
+		raw := h.s.Sim.UserTemplate(m)[kubeconfig.AnswerKey(id)]
+		a, err = kubeconfig.ParseAnswer(raw)
+		return raw != "" && err == nil
+	})
+	if a.Challenge || a.Sealed != "" || !strings.Contains(a.Reason, "at most the view role") {
+		t.Errorf("master VM %d answered bob's direct cluster-admin request (view at most) with challenge=%v sealed=%v reason %q, want a refusal",
+			m, a.Challenge, a.Sealed != "", a.Reason)
+	}
+	_ = h.a.Put(ctx, m, kubeconfig.RequestKey(id), 2)
 }
 
 // sealedToAttacker fails the test if any VM carries a grant the
@@ -347,6 +385,17 @@ func (h *hostileHA) haGrant(t *testing.T) {
 	start := time.Now()
 	if err := h.s.Sim.Scale(h.s.ID, flow.RoleMaster, 3); err != nil {
 		t.Fatal(err)
+	}
+	// Before they boot, the attacker calls the new masters workers (a
+	// sibling write of ROLE_NAME, tab bypass): each must still join as
+	// the master OneFlow's roles[].nodes says it is (must-hold 2).
+	for _, m := range sortedMasters(h.s)[1:] {
+		if err := h.a.Put(ctx, m.ID, onegatesim.BypassSpelling(vmcontext.KeyRoleName, flow.RoleWorker), 1); err != nil {
+			t.Fatalf("the attacker writing ROLE_NAME on VM %d: %v", m.ID, err)
+		}
+		if got := h.s.Sim.UserTemplate(m.ID)[vmcontext.KeyRoleName]; got != flow.RoleWorker {
+			t.Fatalf("the tab bypass did not set VM %d's ROLE_NAME (%q)", m.ID, got)
+		}
 	}
 	defer func() { t.Logf("the attacker rewrote %d joining masters' recipients", stop()) }()
 	granted := map[int]bool{}

@@ -23,6 +23,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/onekube/onekube/agent/kubeadm"
 	"github.com/onekube/onekube/agent/serve/servestatus"
 	"github.com/onekube/onekube/agent/testbed"
 	vmcontext "github.com/onekube/onekube/context"
@@ -41,8 +42,10 @@ import (
 //     probe and `onekube-flow status` shows it; the attacker still reads
 //     every sibling's CONTEXT, and its sibling write and action get 403;
 //   - forging ROLE_NAME=master with the tab bypass, a CP recipient,
-//     READY=NO and a join phase on itself earns no grant, no certificate
-//     key, no control-plane join and no token (must-holds 1, 2, 3, 4);
+//     READY=NO and a join phase on itself, and relabeling its own Node's
+//     onekube.io/vm-id with its kubelet credential, earns no grant, no
+//     certificate key, no control-plane join and no token (must-holds 1,
+//     2, 3, 4);
 //   - with the worker token it reads from OneGate while a real VM waits,
 //     it cannot read kubeadm-certs (RBAC, must-hold 4), and its CSRs for
 //     the master's name and an invented one are denied by serve's CSR
@@ -99,9 +102,21 @@ func TestHostileSibling(t *testing.T) {
 		t.Errorf("a sibling action under a hardened conf: %v, want 403", err)
 	}
 
-	// The forgery: on its own template, which no configuration closes.
+	// The forgery: on its own template, which no configuration closes,
+	// and on its own Node: its kubelet's credential may relabel it
+	// (NodeRestriction allows a node its own onekube.io labels), so the
+	// label no longer names its VM. serve must still know the VM joined,
+	// by the Node's immutable provider ID.
 	id, _ := age.GenerateX25519Identity()
 	forgedAt := time.Now().Add(-time.Second)
+	workerName := s.Sim.UserTemplate(worker.ID)[vmcontext.KeyPubNodeName]
+	relabel := func(vmid int) {
+		if out, err := a.Run(ctx, "kubectl", "--kubeconfig", "/etc/kubernetes/kubelet.conf", "--request-timeout", "20s",
+			"label", "node", workerName, fmt.Sprintf("%s=%d", kubeadm.LabelVMID, vmid), "--overwrite"); err != nil {
+			t.Fatalf("the attacker relabeling its Node with its kubelet credential: %v\n%s", err, out)
+		}
+	}
+	relabel(999)
 	phase := s.Sim.UserTemplate(worker.ID)[vmcontext.KeyPubPhase]
 	if err := a.Publish(ctx, onegatesim.BypassSpelling(vmcontext.KeyRoleName, "master"), vmcontext.KeyPubRecipient+"="+id.Recipient().String(),
 		vmcontext.KeyReady+"=NO", vmcontext.KeyPubPhase+"="+protocol.PhaseWaitCertKey); err != nil {
@@ -140,6 +155,7 @@ func TestHostileSibling(t *testing.T) {
 		t.Errorf("control-plane nodes after the forgery: %d (want only %s)", len(cps.Items), masterName)
 	}
 	// The attacker tidies up, so OneFlow sees its READY again.
+	relabel(worker.ID)
 	if err := a.Publish(ctx, vmcontext.KeyReady+"=YES", vmcontext.KeyPubPhase+"="+phase); err != nil {
 		t.Fatal(err)
 	}
