@@ -181,8 +181,8 @@ func (s *Sim) updateConf(v *vm, text, typ string) error {
 func (s *Sim) imageXML(img Image) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "<IMAGE><ID>%d</ID><UID>%d</UID><GID>0</GID><UNAME>%s</UNAME><GNAME>oneadmin</GNAME><NAME>%s</NAME>"+
-		"<TYPE>2</TYPE><PERSISTENT>0</PERSISTENT><STATE>1</STATE><SOURCE>%s</SOURCE><TEMPLATE><DEV_PREFIX>%s</DEV_PREFIX>",
-		img.ID, s.owner.id, xmlText(s.owner.uname()), xmlText(img.Name), cdata(img.Source), cdata(img.DevPrefix))
+		"<TYPE>2</TYPE><PERSISTENT>0</PERSISTENT><STATE>%d</STATE><SOURCE>%s</SOURCE><TEMPLATE><DEV_PREFIX>%s</DEV_PREFIX>",
+		img.ID, s.owner.id, xmlText(s.owner.uname()), xmlText(img.Name), imageState(img.State), cdata(img.Source), cdata(img.DevPrefix))
 	for _, k := range sortedKeys(img.Template) {
 		fmt.Fprintf(&b, "<%s>%s</%s>", k, cdata(img.Template[k]), k)
 	}
@@ -261,4 +261,19 @@ func writeRPCResult(w http.ResponseWriter, ok bool, body string) {
 	fmt.Fprintf(w, `<?xml version="1.0"?><methodResponse><params><param><value><array><data>`+
 		`<value><boolean>%d</boolean></value><value>%s</value><value><i4>0</i4></value>`+
 		`</data></array></value></param></params></methodResponse>`, flag, val)
+}
+
+// imageStates are oned's Image::ImageState values by number
+// (src/image/Image.h; goca's schemas/image State mirrors them).
+var imageStates = []string{"INIT", "READY", "USED", "DISABLED", "LOCKED", "ERROR", "CLONE", "DELETE", "USED_PERS", "LOCKED_USED", "LOCKED_USED_PERS"}
+
+// imageState is the number of state name, READY for "" or a name oned
+// does not have.
+func imageState(name string) int {
+	for i, n := range imageStates {
+		if n == name {
+			return i
+		}
+	}
+	return 1
 }
