@@ -1,6 +1,7 @@
 package onegatesim
 
 import (
+	"encoding/json"
 	"encoding/xml"
 	"fmt"
 	"html"
@@ -25,7 +26,9 @@ import (
 //     variables again, as VirtualMachine::updateconf does in append mode
 //     (release-7.4.0); other sections and type 0 are refused;
 //   - one.user.info (-1 or the owner's ID) and one.user.update (type 1):
-//     the owner (SetOwner).
+//     the owner (SetOwner);
+//   - one.vm.attach (a DISK template String) and one.vm.detach (a DISK_ID):
+//     the owner's onevm disk-attach/disk-detach, as OneGate's actions.
 //
 // Only user:password authenticates, as the VMs' owner. Errors are oned's
 // failure triples with its message forms.
@@ -135,6 +138,19 @@ func (s *Sim) onedCall(c methodCall) (bool, string) {
 			return false, "[one.vm.update] not simulated: only a merge (type 1)"
 		}
 		if rep := s.merge(v, arg(2)); rep.status != http.StatusOK {
+			return false, string(rep.body)
+		}
+		return true, strconv.Itoa(id)
+	case "one.vm.attach", "one.vm.detach":
+		// The owner's onevm disk-attach / disk-detach: the same disk
+		// bookkeeping as OneGate's attachdisk/detachdisk, which call these.
+		var rep reply
+		if c.method == "one.vm.attach" {
+			rep = s.diskAction(v, "attachdisk", arg(2))
+		} else {
+			rep = s.diskAction(v, "detachdisk", json.Number(arg(2)))
+		}
+		if rep.status != http.StatusNoContent {
 			return false, string(rep.body)
 		}
 		return true, strconv.Itoa(id)
