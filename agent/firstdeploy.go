@@ -48,14 +48,41 @@ func checkFirstDeployment(ctx context.Context, d Data) error {
 		// Servers before 5.12 have no extended document; their service
 		// lists no STIME. Nothing says otherwise: a first deployment.
 		d.Log().Warn("OneGate does not show when this VM was created; cannot tell a recreated master from a first deployment")
-		return nil
+		return siblingsHadCluster(svc, n.VMID)
 	}
 	age := d.Clock().Now().Sub(time.Unix(self.STime, 0))
 	if age <= firstBootWindow {
-		return nil
+		return siblingsHadCluster(svc, n.VMID)
 	}
 	// Short: the 240-character report must keep the way out.
 	return fmt.Errorf("%w: VM %d was created %s ago, this disk never ran the agent (onevm recover --recreate?); "+
 		"if its cluster is gone run `onekube-agent bootstrap --new-cluster`",
 		ErrRefused, n.VMID, age.Round(time.Minute))
+}
+
+// siblingsHadCluster refuses when another VM of the service published a
+// cluster (the master keys, or READY=YES): in a first deployment no VM
+// does before the first master's init, since workers and other masters
+// join it first, and onekube renders no other role. The keys are claims
+// any sibling can write, so a forged one can only cause this refusal, never
+// an init. It closes the first hour STIME leaves open, unless an attacker
+// also erased every sibling's keys: then every master was recreated within
+// an hour of its creation and its keys erased, which is a denial of service
+// (the old cluster's data is on the old disks, not deleted), within what a
+// sibling can do anyway (docs/agent-safety.md).
+func siblingsHadCluster(svc *onegate.Service, self int) error {
+	for _, r := range svc.Roles {
+		for _, node := range r.Nodes {
+			if node.VMID == self || node.VM == nil {
+				continue
+			}
+			if keys := publishedCluster(node.VM); len(keys) > 0 {
+				// Short: the 240-character report must keep the way out.
+				return fmt.Errorf("%w: VM %d (%s) published %s but this disk never ran the agent (all masters recreated?); "+
+					"if its cluster is gone run `onekube-agent bootstrap --new-cluster`",
+					ErrRefused, node.VMID, r.Name, keys[0])
+			}
+		}
+	}
+	return nil
 }

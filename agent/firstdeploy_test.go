@@ -89,3 +89,74 @@ func TestNoSilentNewClusterAfterTheFirstDeployment(t *testing.T) {
 		}
 	})
 }
+
+// TestNoSilentNewClusterInTheFirstHour: every master recreated within an
+// hour of its creation, so STIME cannot tell; another VM of the service
+// still shows the cluster it had (READY=YES, or a master's keys). The
+// fresh initialising master refuses `kubeadm init`, naming that VM and
+// --new-cluster. A forged key on a sibling is a claim: all it can cause
+// is this refusal. With no sibling keys (a first deployment) or with
+// --new-cluster, it initialises.
+func TestNoSilentNewClusterInTheFirstHour(t *testing.T) {
+	for name, tc := range map[string]struct {
+		masters, workers []int
+		publish          func(og *fakeOneGate)
+		newCluster       bool
+		refused          string // "" for an init
+	}{
+		"a worker still READY": {
+			masters: []int{3, 4}, workers: []int{8, 9},
+			publish: func(og *fakeOneGate) { og.vms[9].UserTemplate[vmcontext.KeyReady] = "YES" },
+			refused: "VM 9 (worker) published READY=YES",
+		},
+		"another master READY, its master keys erased": {
+			masters: []int{3, 4}, workers: []int{8},
+			publish: func(og *fakeOneGate) { og.vms[4].UserTemplate[vmcontext.KeyReady] = "YES" },
+			refused: "VM 4 (master) published READY=YES",
+		},
+		"a sibling's forged token key: a refusal, never an init": {
+			masters: []int{3}, workers: []int{8},
+			publish: func(og *fakeOneGate) { og.vms[8].UserTemplate[vmcontext.KeyPubToken] = "forged" },
+			refused: "VM 8 (worker) published " + vmcontext.KeyPubToken,
+		},
+		"READY=NO is nothing": {
+			masters: []int{3}, workers: []int{8},
+			publish: func(og *fakeOneGate) { og.vms[8].UserTemplate[vmcontext.KeyReady] = "NO" },
+		},
+		"first deployment: nobody published": {
+			masters: []int{3, 4}, workers: []int{8, 9},
+		},
+		"--new-cluster over a READY worker": {
+			masters: []int{3}, workers: []int{8},
+			publish:    func(og *fakeOneGate) { og.vms[8].UserTemplate[vmcontext.KeyReady] = "YES" },
+			newCluster: true,
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			og := newService(3, tc.masters, tc.workers)
+			created(og, testEpoch.Add(-10*time.Minute))
+			if tc.publish != nil {
+				tc.publish(og)
+			}
+			h := newHarness(t, og)
+			h.opts.NewCluster = tc.newCluster
+			h.tun.MasterTimeout = time.Minute
+			err := h.run()
+			if tc.refused == "" {
+				if err != nil || h.kadm.count("init") != 1 {
+					t.Fatalf("err = %v, init %d times\n%s", err, h.kadm.count("init"), h.logs)
+				}
+				return
+			}
+			if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), tc.refused) || !strings.Contains(err.Error(), "onekube-agent bootstrap --new-cluster") {
+				t.Fatalf("err = %v, want a refusal naming %q and --new-cluster\n%s", err, tc.refused, h.logs)
+			}
+			if h.kadm.count("init") != 0 || h.kadm.count("reset") != 0 {
+				t.Errorf("kubeadm calls %v", h.kadm.calls)
+			}
+			if og.ut(3, vmcontext.KeyPubPhase) != PhaseFailed || !strings.Contains(og.ut(3, vmcontext.KeyPubError), "--new-cluster") {
+				t.Errorf("refusal not reported: PHASE=%q ERROR=%q", og.ut(3, vmcontext.KeyPubPhase), og.ut(3, vmcontext.KeyPubError))
+			}
+		})
+	}
+}

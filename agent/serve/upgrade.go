@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/onekube/onekube/agent/etcdm"
@@ -193,6 +194,13 @@ func (u *Upgrade) act(ctx context.Context, a upgrade.Action, data map[string]str
 		}
 		u.Log.Info("drained for its upgrade", "node", a.Node)
 	case upgrade.ActGrant:
+		if a.ClearClaim {
+			// Before the grant is written, so the node's executor cannot
+			// have claimed anything for it yet.
+			if err := u.clearClaim(ctx, a.Node); err != nil {
+				return err
+			}
+		}
 		data[upgrade.KeyGrantPrefix+a.Node] = string(a.Mode)
 		u.Log.Info("upgrade granted", "node", a.Node, "mode", a.Mode)
 	case upgrade.ActUncordon:
@@ -200,11 +208,32 @@ func (u *Upgrade) act(ctx context.Context, a upgrade.Action, data map[string]str
 			return err
 		}
 		delete(data, upgrade.KeyCordonPrefix+a.Node)
+	case upgrade.ActRelease:
+		if data[upgrade.KeyCordonPrefix+a.Node] == "true" {
+			if err := u.Drainer.Uncordon(ctx, a.Node); err != nil {
+				// Transient: the next tick decides again (the stop waits).
+				return fmt.Errorf("uncordoning failed node %s: %w", a.Node, err)
+			}
+			delete(data, upgrade.KeyCordonPrefix+a.Node)
+		}
+		delete(data, upgrade.KeyGrantPrefix+a.Node)
+		u.Log.Warn("upgrade failed on a node; it serves again, and the owner's next run drains it before it retries", "node", a.Node)
 	case upgrade.ActFinish:
 		data[upgrade.KeyPhase] = upgrade.PhaseDone
 		u.Log.Info("upgrade finished", "version", data[upgrade.KeyTarget])
 	case upgrade.ActStop:
 		return stopRollout(a.Reason)
+	}
+	return nil
+}
+
+// clearClaim erases a node's stale step claim and error (a failure of an
+// attempt whose grant was withdrawn). A JSON merge patch: annotations
+// others wrote are kept.
+func (u *Upgrade) clearClaim(ctx context.Context, node string) error {
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:null,%q:null}}}`, upgrade.AnnotationStep, upgrade.AnnotationError)
+	if _, err := u.Client.CoreV1().Nodes().Patch(ctx, node, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		return fmt.Errorf("clearing node %s's failed upgrade claim: %w", node, err)
 	}
 	return nil
 }

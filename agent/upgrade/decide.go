@@ -35,6 +35,12 @@ const (
 	ActFinish   ActionKind = "finish"   // every node is at the target
 )
 
+// ActRelease: the node failed its step. Uncordon it if serve cordoned it
+// (cordoned.<node>), so the stopped rollout leaves it serving, and
+// withdraw its grant, so the owner's next run drains it again before it
+// retries: a retry must never run kubeadm under pods let back.
+const ActRelease ActionKind = "release"
+
 // Action is one thing to do; the loop runs them in order and stops at the
 // first that fails.
 type Action struct {
@@ -42,6 +48,11 @@ type Action struct {
 	Node   string
 	Mode   Mode
 	Reason string
+	// ClearClaim (ActGrant): the node's own last claim is a failure from
+	// an earlier attempt; the orchestrator erases it before the grant is
+	// written, so it is not read as the new attempt's failure before the
+	// node's executor has seen the grant (it polls every 30 s).
+	ClearClaim bool
 }
 
 // Decide is the orchestrator's whole policy for one tick. health runs the
@@ -62,14 +73,32 @@ func Decide(p Plan, r Rollout, nodes []NodeView, health func() error) []Action {
 	sorted := append([]NodeView(nil), nodes...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
 
-	var acts []Action
+	// A failed node stops the rollout, leaving the cluster serving: every
+	// failed node is released, and done nodes are uncordoned as usual.
+	// A failed claim means the node's executor ended its attempt (it
+	// records the failure after the step returned, and retries only on
+	// the owner's next attempt), so no kubeadm runs there any more.
+	// Uncordoning is sound at any failed step: kubeadm rolls its static
+	// pods back on failure, and the kubelet is swapped only after kubeadm
+	// succeeded and, on a worker, after every control plane, so it is
+	// never newer than the API server; a kubelet left down keeps its
+	// Node NotReady, which the scheduler avoids without the cordon.
+	var acts, releases []Action
+	var stop *Action
 	for _, n := range sorted {
 		if _, granted := r.Grants[n.Name]; granted && n.HasClaim && n.Claim.Version == p.Target && n.Claim.Step == StepFailed {
-			return []Action{{Kind: ActStop, Reason: refuse("node-failed", "node %s: %s", n.Name, orUnknown(n.Error)).Error()}}
+			releases = append(releases, Action{Kind: ActRelease, Node: n.Name})
+			if stop == nil {
+				stop = &Action{Kind: ActStop, Reason: refuse("node-failed", "node %s: %s", n.Name, orUnknown(n.Error)).Error()}
+			}
+			continue
 		}
 		if r.Cordoned[n.Name] && done(p, n) {
 			acts = append(acts, Action{Kind: ActUncordon, Node: n.Name})
 		}
+	}
+	if stop != nil {
+		return append(append(acts, releases...), *stop)
 	}
 	healthy := func() error {
 		if health == nil {
@@ -81,7 +110,7 @@ func Decide(p Plan, r Rollout, nodes []NodeView, health func() error) []Action {
 		if err := healthy(); err != nil {
 			return append(acts, Action{Kind: ActStop, Reason: err.Error()})
 		}
-		return append(acts, Action{Kind: ActDrain, Node: n.Name}, Action{Kind: ActGrant, Node: n.Name, Mode: m})
+		return append(acts, Action{Kind: ActDrain, Node: n.Name}, Action{Kind: ActGrant, Node: n.Name, Mode: m, ClearClaim: failedBefore(n)})
 	}
 
 	// Control planes, one at a time; the first one not yet at the target
@@ -131,7 +160,7 @@ func Decide(p Plan, r Rollout, nodes []NodeView, health func() error) []Action {
 				return append(acts, Action{Kind: ActStop, Reason: err.Error()})
 			}
 		}
-		acts = append(acts, Action{Kind: ActDrain, Node: waiting[i].Name}, Action{Kind: ActGrant, Node: waiting[i].Name, Mode: ModeNode})
+		acts = append(acts, Action{Kind: ActDrain, Node: waiting[i].Name}, Action{Kind: ActGrant, Node: waiting[i].Name, Mode: ModeNode, ClearClaim: failedBefore(waiting[i])})
 	}
 	return acts
 }
@@ -140,6 +169,12 @@ func Decide(p Plan, r Rollout, nodes []NodeView, health func() error) []Action {
 // the target and is Ready.
 func done(p Plan, n NodeView) bool {
 	return n.HasClaim && n.Claim == StepClaim{p.Target, StepDone} && n.Version == p.Target && n.Ready
+}
+
+// failedBefore: a node about to be granted still claims a failure, from an
+// attempt whose grant was withdrawn (ActRelease).
+func failedBefore(n NodeView) bool {
+	return n.HasClaim && n.Claim.Step == StepFailed
 }
 
 func orUnknown(s string) string {

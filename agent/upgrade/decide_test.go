@@ -129,8 +129,67 @@ func TestDecideStops(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			got := Decide(target, tc.r, tc.nodes, nil)
-			if len(got) != 1 || got[0].Kind != ActStop || !strings.Contains(got[0].Reason, tc.want) {
+			if len(got) == 0 || got[len(got)-1].Kind != ActStop || !strings.Contains(got[len(got)-1].Reason, tc.want) {
 				t.Fatalf("Decide = %+v, want a stop naming %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// A node-failed stop leaves a serving cluster: each failed node is
+// released (uncordoned if serve cordoned it, its grant withdrawn), done
+// nodes are uncordoned, and nothing new is let go. Re-granting a node
+// that still claims its old failure clears that claim first.
+func TestDecideReleasesFailedNodes(t *testing.T) {
+	old, neu := "v1.36.3", "v1.37.2"
+	failed := func(name string, cp bool, ver string) NodeView {
+		n := node(name, cp, ver, StepFailed)
+		n.Error = "kubeadm-upgrade: exited 1"
+		return n
+	}
+	stop := func(node string) Action {
+		return Action{Kind: ActStop, Reason: "upgrade refused (node-failed): node " + node + ": kubeadm-upgrade: exited 1"}
+	}
+	for name, tc := range map[string]struct {
+		nodes []NodeView
+		r     Rollout
+		want  []Action
+	}{
+		"first control plane failed apply": {
+			nodes: []NodeView{failed("m1", true, old), node("m2", true, old, ""), node("w1", false, old, "")},
+			r:     Rollout{Grants: map[string]Mode{"m1": ModeApply}, Cordoned: map[string]bool{"m1": true}},
+			want:  []Action{{Kind: ActRelease, Node: "m1"}, stop("m1")},
+		},
+		"failed after its kubelet was swapped (detach)": {
+			nodes: []NodeView{node("m1", true, neu, StepDone), failed("m2", true, neu), node("w1", false, old, "")},
+			r:     Rollout{Grants: map[string]Mode{"m1": ModeApply, "m2": ModeNode}, Cordoned: map[string]bool{"m2": true}},
+			want:  []Action{{Kind: ActRelease, Node: "m2"}, stop("m2")},
+		},
+		"a batch: one failed, one done, one working": {
+			nodes: []NodeView{node("m1", true, neu, StepDone), failed("w1", false, old), node("w2", false, neu, StepDone), node("w3", false, old, StepKubeadm), node("w4", false, old, "")},
+			r: Rollout{Grants: map[string]Mode{"m1": ModeApply, "w1": ModeNode, "w2": ModeNode, "w3": ModeNode}, Batch: 3,
+				Cordoned: map[string]bool{"w1": true, "w2": true, "w3": true}},
+			want: []Action{{Kind: ActUncordon, Node: "w2"}, {Kind: ActRelease, Node: "w1"}, stop("w1")},
+		},
+		"two failed: both released, the first named": {
+			nodes: []NodeView{node("m1", true, neu, StepDone), failed("w2", false, old), failed("w1", false, old)},
+			r:     Rollout{Grants: map[string]Mode{"m1": ModeApply, "w1": ModeNode, "w2": ModeNode}, Batch: 2, Cordoned: map[string]bool{"w1": true, "w2": true}},
+			want:  []Action{{Kind: ActRelease, Node: "w1"}, {Kind: ActRelease, Node: "w2"}, stop("w1")},
+		},
+		"a failure without a grant is no stop: the owner's rerun drains and re-grants, clearing the old claim": {
+			nodes: []NodeView{failed("m1", true, old), node("m2", true, old, "")},
+			r:     Rollout{Grants: map[string]Mode{}, Cordoned: map[string]bool{}},
+			want:  []Action{{Kind: ActDrain, Node: "m1"}, {Kind: ActGrant, Node: "m1", Mode: ModeApply, ClearClaim: true}},
+		},
+		"a released worker is re-granted with its old claim cleared": {
+			nodes: []NodeView{node("m1", true, neu, StepDone), failed("w1", false, old)},
+			r:     Rollout{Grants: map[string]Mode{"m1": ModeApply}, Cordoned: map[string]bool{}},
+			want:  []Action{{Kind: ActDrain, Node: "w1"}, {Kind: ActGrant, Node: "w1", Mode: ModeNode, ClearClaim: true}},
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if got := Decide(target, tc.r, tc.nodes, nil); !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("Decide =\n %+v\nwant\n %+v", got, tc.want)
 			}
 		})
 	}

@@ -40,6 +40,9 @@ type Executor struct {
 	// (cmd/kubeadm/app/cmd/upgrade/common.go runPreflightChecks), and a
 	// check the host fails at init fails there again.
 	IgnorePreflight []string
+	// Notice, when set, gets what the owner should know of an upgrade
+	// that succeeded (the bundle left attached under a hardened OneGate).
+	Notice func(msg string)
 
 	// doneClaimed: this process has claimed done for that target once; a
 	// claim per poll would be a Node write every 30 s on every node.
@@ -111,9 +114,25 @@ func (e *Executor) RunOnce(ctx context.Context) error {
 		}
 		if step == StepDone {
 			e.doneClaimed = st.Target
+			e.notice(ctx, p, run.note)
 		}
 	}
 	return nil
+}
+
+// notice shows note beside this node's done step in OneGate (display
+// only, never on the Node: the orchestrator reads its error annotation as
+// a failure's) and hands it to Notice.
+func (e *Executor) notice(ctx context.Context, p Plan, note string) {
+	if note == "" {
+		return
+	}
+	if e.Publish != nil {
+		_ = e.Publish.Publish(ctx, FormatStepClaim(p.Target, StepDone), note)
+	}
+	if e.Notice != nil {
+		e.Notice(note)
+	}
 }
 
 // report claims step on the Node (what the orchestrator waits on) and
@@ -134,6 +153,9 @@ type nodeRun struct {
 	plan     Plan
 	mode     Mode
 	manifest *bundle.Manifest
+	// note is what the owner should know of a step that succeeded (the
+	// bundle left attached); shown with the done claim.
+	note string
 }
 
 func (r *nodeRun) do(ctx context.Context, step Step) error {
@@ -198,7 +220,14 @@ func (r *nodeRun) do(ctx context.Context, step Step) error {
 		if err := e.Mounter.Unmount(ctx, e.MountDir); err != nil {
 			return err
 		}
-		return e.Disks.Detach(ctx, r.plan.BundleImage)
+		err := e.Disks.Detach(ctx, r.plan.BundleImage)
+		if errors.Is(err, ErrLeftAttached) {
+			// Not a failure: the node is upgraded, and an unmounted
+			// read-only disk harms nothing. Said, for the owner.
+			r.note = err.Error()
+			return nil
+		}
+		return err
 	case StepDone:
 		return nil
 	}

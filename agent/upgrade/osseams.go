@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -75,9 +76,35 @@ type OneGateDisks struct {
 
 var _ Disks = OneGateDisks{}
 
-// Attach implements Disks.
+// Attach implements Disks. Under a hardened onegate-server.conf
+// (:action_by_id: false) OneGate refuses a VM's actions on itself too:
+// POST /vms/:id/action is its only action route (onegate-server.rb). The
+// error then names the owner's step; a node whose bundle the owner
+// attached never gets here (the executor finds the label first).
 func (d OneGateDisks) Attach(ctx context.Context, imageID int) error {
-	return d.Actions.Action(ctx, d.VMID, onegate.ActionAttachDisk, map[string]string{onegate.ParamDiskTemplate: fmt.Sprintf("DISK=[IMAGE_ID=%d]", imageID)})
+	err := d.Actions.Action(ctx, d.VMID, onegate.ActionAttachDisk, map[string]string{onegate.ParamDiskTemplate: fmt.Sprintf("DISK=[IMAGE_ID=%d]", imageID)})
+	if actionForbidden(err) {
+		return fmt.Errorf("%w: the owner attaches the bundle instead: onevm disk-attach %d --image %d (on every VM of the service), "+
+			"then runs onekube-flow upgrade again; a node with the bundle attached skips this step (docs/upgrades.md §5b): %w",
+			ErrSelfActionForbidden, d.VMID, imageID, err)
+	}
+	return err
+}
+
+// ErrSelfActionForbidden: OneGate refuses this VM's attachdisk or
+// detachdisk on itself (onegate-server.conf :action_by_id: false, or the
+// action in :restricted_actions:).
+var ErrSelfActionForbidden = errors.New("OneGate forbids this VM's disk actions on itself (onegate-server.conf :action_by_id: false)")
+
+// ErrLeftAttached: the upgrade is done but the bundle stays attached,
+// read-only and unmounted, for the owner to detach.
+var ErrLeftAttached = errors.New("the bundle is left attached")
+
+// actionForbidden is OneGate's 403 on an action, classified by
+// gate.NewActor or not.
+func actionForbidden(err error) bool {
+	var e *onegate.Error
+	return errors.Is(err, gate.ErrForbidden) || errors.As(err, &e) && e.Status == http.StatusForbidden
 }
 
 // ErrNotAttached is DiskID's answer when no disk of the image is attached.
@@ -95,7 +122,12 @@ func (d OneGateDisks) Detach(ctx context.Context, imageID int) error {
 	if err != nil {
 		return err
 	}
-	return d.Actions.Action(ctx, d.VMID, onegate.ActionDetachDisk, map[string]string{onegate.ParamDiskID: strconv.Itoa(id)})
+	err = d.Actions.Action(ctx, d.VMID, onegate.ActionDetachDisk, map[string]string{onegate.ParamDiskID: strconv.Itoa(id)})
+	if actionForbidden(err) {
+		// The node is upgraded; only the owner can unplug the disk now.
+		return fmt.Errorf("%w (%w): the owner detaches it: onevm disk-detach %d %d", ErrLeftAttached, ErrSelfActionForbidden, d.VMID, id)
+	}
+	return err
 }
 
 // ServiceDisks reads this VM's disks from the extended service document:

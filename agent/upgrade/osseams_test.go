@@ -267,3 +267,31 @@ func TestOneGatePublisher(t *testing.T) {
 		t.Fatalf("error key kept after a step without error: %v", g.ut)
 	}
 }
+
+type refusingActions struct{ err error }
+
+func (f refusingActions) Action(context.Context, int, string, map[string]string) error { return f.err }
+
+// A 403 from the unclassified client reads as the classified one does:
+// attach names the owner's onevm disk-attach, detach leaves the disk to
+// the owner; any other error stays what it was.
+func TestOneGateDisksForbidden(t *testing.T) {
+	ctx := context.Background()
+	diskID := func(context.Context, int) (int, error) { return 4, nil }
+	forbidden := &onegate.Error{Method: "POST", Path: "/vms/12/action", Status: 403, Body: "Action (action_by_id) on resource (vm) not supported"}
+	d := OneGateDisks{Actions: refusingActions{forbidden}, VMID: 12, DiskID: diskID}
+	if err := d.Attach(ctx, 118); !errors.Is(err, ErrSelfActionForbidden) || !strings.Contains(err.Error(), "onevm disk-attach 12 --image 118") {
+		t.Errorf("Attach: %v", err)
+	}
+	if err := d.Detach(ctx, 118); !errors.Is(err, ErrLeftAttached) || !strings.Contains(err.Error(), "onevm disk-detach 12 4") {
+		t.Errorf("Detach: %v", err)
+	}
+	other := &onegate.Error{Method: "POST", Path: "/vms/12/action", Status: 500, Body: "Internal server error"}
+	d.Actions = refusingActions{other}
+	if err := d.Attach(ctx, 118); errors.Is(err, ErrSelfActionForbidden) || !errors.Is(err, other) {
+		t.Errorf("Attach on a 500: %v", err)
+	}
+	if err := d.Detach(ctx, 118); errors.Is(err, ErrLeftAttached) || !errors.Is(err, other) {
+		t.Errorf("Detach on a 500: %v", err)
+	}
+}

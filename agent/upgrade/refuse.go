@@ -10,7 +10,7 @@ import (
 // Refusal is a reason not to start, or not to go on with, an upgrade. Its
 // text names the reason; status and the CLI print it as it is.
 type Refusal struct {
-	Code   string // skipped-minor, downgrade, not-in-bundle, vm-state, service-state, etcd, drain-blocked, node-failed
+	Code   string // skipped-minor, downgrade, not-in-bundle, bundle-state, vm-state, service-state, etcd, drain-blocked, node-failed
 	Detail string
 }
 

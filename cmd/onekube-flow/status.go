@@ -56,7 +56,9 @@ Endpoints and credentials are found as for create.
 
 Exit codes: 0 the service is RUNNING and every VM has READY=YES; 1 something
 failed (a VM's agent phase "failed", a VM in FAILURE, DONE or a *_FAILURE
-LCM state, a FAILED_* service or role, a service undeploying or done) or the
+LCM state, a FAILED_* service or role, a service undeploying or done, a
+master that cannot renew its certificates or whose certificates expire within
+7 days or have expired) or the
 service could not be read (also when --deadline passed before it was); 2
 usage error; 3 in progress (nothing failed, not everything ready yet, a VM
 could not be read, or --deadline or --wait passed first).`,

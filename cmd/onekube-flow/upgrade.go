@@ -40,7 +40,8 @@ given with --bundle-sha256.
 
 Preflight, each refusal naming its reason: the service and every VM RUNNING
 (oned's word), the target a patch or the next minor of every Node (no
-downgrade, no skipped minor), the bundle for that version, etcd ready
+downgrade, no skipped minor), the bundle image READY or USED and its
+ONEKUBE_BUNDLE_VERSION attribute the target (required), etcd ready
 (/readyz/etcd). Then the plan is written, with your admin kubeconfig, into
 the ConfigMap kube-system/onekube-upgrade, which only cluster-admin can write
 and the nodes can only read. The acting master's onekubed runs it: control
@@ -141,10 +142,46 @@ leaves the cluster serving; running the same command again continues it.`,
 	return cmd
 }
 
-// bundleVersionAttr is the image attribute the make target may set with
-// the bundle's version; when present, it is checked before any node sees
-// the bundle (the nodes check the manifest itself in any case).
+// bundleVersionAttr is the image attribute the make target sets with the
+// bundle's version (appliance/bundle.sh). It must name the target: the
+// nodes check the manifest too, but only after the first master is
+// drained, so a wrong or unknown bundle would stop the rollout there.
 const bundleVersionAttr = "ONEKUBE_BUNDLE_VERSION"
+
+// bundleUsable refuses an image oned would not attach: only READY and
+// USED (attached elsewhere, fine for a non-persistent image) are; LOCKED
+// is still being copied, DISABLED, ERROR and the rest fail the attach on
+// every node (oned's ImageManager::acquire_image, src/image/ImageManagerActions.cc).
+func bundleUsable(id int, img register.ImageFacts) error {
+	switch img.State {
+	case "READY", "USED":
+		return nil
+	}
+	return &upgrade.Refusal{Code: "bundle-state", Detail: fmt.Sprintf("image %d (%s) is %s: the VMs can attach only a READY or USED image (oneimage show %d)", id, img.Name, orNone(img.State), id)}
+}
+
+// bundleVersion refuses unless the image's version attribute names
+// target. Without it the version cannot be established before a node
+// mounts the bundle.
+func bundleVersion(target kversion.Version, id int, img register.ImageFacts) error {
+	v := img.Attrs[bundleVersionAttr]
+	if v == "" {
+		return &upgrade.Refusal{Code: "not-in-bundle", Detail: fmt.Sprintf("image %d (%s) has no %s attribute, so its release is unknown: if it is the bundle of %s, set it (oneimage update %d --append, %s = \"%s\")",
+			id, img.Name, bundleVersionAttr, target, id, bundleVersionAttr, target)}
+	}
+	bv, err := kversion.ParseVersion(v)
+	if err != nil {
+		return &upgrade.Refusal{Code: "not-in-bundle", Detail: fmt.Sprintf("image %d (%s): %s: %v", id, img.Name, bundleVersionAttr, err)}
+	}
+	return upgrade.CheckBundle(target, bv)
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "in no known state"
+	}
+	return s
+}
 
 var sha256Flag = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
@@ -169,14 +206,8 @@ func runUpgrade(ctx context.Context, d upgradeDeps, target kversion.Version, f u
 	if img.Persistent {
 		return "", &upgrade.Refusal{Code: "not-in-bundle", Detail: fmt.Sprintf("image %d is persistent: every VM attaches the bundle at once, so it must not be (oneimage nonpersistent %d)", f.bundle, f.bundle)}
 	}
-	if v := img.Attrs[bundleVersionAttr]; v != "" {
-		bv, err := kversion.ParseVersion(v)
-		if err != nil {
-			return "", fmt.Errorf("image %d: %s: %w", f.bundle, bundleVersionAttr, err)
-		}
-		if err := upgrade.CheckBundle(target, bv); err != nil {
-			return "", err
-		}
+	if err := bundleUsable(f.bundle, img); err != nil {
+		return "", err
 	}
 	sum := f.bundleSHA
 	if sum == "" {
@@ -202,6 +233,9 @@ func runUpgrade(ctx context.Context, d upgradeDeps, target kversion.Version, f u
 		}
 	}
 	if err := upgrade.CheckVersions(target, versions); err != nil {
+		return "", err
+	}
+	if err := bundleVersion(target, f.bundle, img); err != nil {
 		return "", err
 	}
 	if err := d.EtcdReady(ctx); err != nil {

@@ -33,7 +33,14 @@ func TestRunUpgrade(t *testing.T) {
 	poweroff.VMs = []status.Row{running.VMs[0], {Role: "worker", VM: status.VM{ID: 2, State: "POWEROFF", LCMState: "LCM_INIT"}}}
 	warning := running
 	warning.ServiceState = "WARNING"
-	img := register.ImageFacts{Name: "bundle", Attrs: map[string]string{upgrade.BundleSHA256Attr: sum}}
+	img := register.ImageFacts{Name: "bundle", State: "READY", Attrs: map[string]string{upgrade.BundleSHA256Attr: sum, bundleVersionAttr: "v1.37.2"}}
+	withAttrs := func(state string, attrs ...string) register.ImageFacts {
+		f := register.ImageFacts{Name: "bundle", State: state, Attrs: map[string]string{}}
+		for i := 0; i+1 < len(attrs); i += 2 {
+			f.Attrs[attrs[i]] = attrs[i+1]
+		}
+		return f
+	}
 	for name, tc := range map[string]struct {
 		report  status.Report
 		img     register.ImageFacts
@@ -50,10 +57,23 @@ func TestRunUpgrade(t *testing.T) {
 		"vm powered off":    {report: poweroff, img: img, nodes: []string{"v1.36.3"}, to: "v1.37.2", want: "(vm-state): VM 2 (worker) is POWEROFF"},
 		"service warning":   {report: warning, img: img, nodes: []string{"v1.36.3"}, to: "v1.37.2", want: "(service-state): service 7 is WARNING"},
 		"etcd not ready":    {report: running, img: img, nodes: []string{"v1.36.3"}, to: "v1.37.2", etcd: errors.New("[-]etcd failed"), want: "(etcd): [-]etcd failed"},
-		"bundle of v1.37.1": {report: running, img: register.ImageFacts{Attrs: map[string]string{upgrade.BundleSHA256Attr: sum, bundleVersionAttr: "v1.37.1"}}, nodes: []string{"v1.36.3"}, to: "v1.37.2", want: "(not-in-bundle)"},
-		"persistent image":  {report: running, img: register.ImageFacts{Persistent: true, Attrs: img.Attrs}, nodes: []string{"v1.36.3"}, to: "v1.37.2", want: "persistent"},
-		"no sha attribute":  {report: running, img: register.ImageFacts{Name: "b", Attrs: map[string]string{}}, nodes: []string{"v1.36.3"}, to: "v1.37.2", want: "no valid ONEKUBE_BUNDLE_SHA256"},
-		"sha by flag":       {report: running, img: register.ImageFacts{Attrs: map[string]string{}}, flagSHA: sum, nodes: []string{"v1.36.3"}, to: "v1.37.2", want: "planned", plan: true},
+		"bundle of v1.37.1": {report: running, img: withAttrs("READY", upgrade.BundleSHA256Attr, sum, bundleVersionAttr, "v1.37.1"), nodes: []string{"v1.36.3"}, to: "v1.37.2", want: "(not-in-bundle)"},
+		"persistent image":  {report: running, img: register.ImageFacts{Persistent: true, State: "READY", Attrs: img.Attrs}, nodes: []string{"v1.36.3"}, to: "v1.37.2", want: "persistent"},
+		"no sha attribute":  {report: running, img: withAttrs("READY", bundleVersionAttr, "v1.37.2"), nodes: []string{"v1.36.3"}, to: "v1.37.2", want: "no valid ONEKUBE_BUNDLE_SHA256"},
+		"sha by flag":       {report: running, img: withAttrs("READY", bundleVersionAttr, "v1.37.2"), flagSHA: sum, nodes: []string{"v1.36.3"}, to: "v1.37.2", want: "planned", plan: true},
+		"image in use":      {report: running, img: withAttrs("USED", upgrade.BundleSHA256Attr, sum, bundleVersionAttr, "v1.37.2"), nodes: []string{"v1.36.3"}, to: "v1.37.2", want: "planned", plan: true},
+		// The release must be established before any drain: the nodes
+		// check the manifest only once the first master is drained.
+		"no version attribute": {report: running, img: withAttrs("READY", upgrade.BundleSHA256Attr, sum), nodes: []string{"v1.36.3"}, to: "v1.37.2",
+			want: "(not-in-bundle): image 5 (bundle) has no ONEKUBE_BUNDLE_VERSION attribute"},
+		"no version, sha by flag": {report: running, img: withAttrs("READY"), flagSHA: sum, nodes: []string{"v1.36.3"}, to: "v1.37.2", want: "(not-in-bundle)"},
+		"version unparsable":      {report: running, img: withAttrs("READY", upgrade.BundleSHA256Attr, sum, bundleVersionAttr, "1.37"), nodes: []string{"v1.36.3"}, to: "v1.37.2", want: "(not-in-bundle): image 5 (bundle): ONEKUBE_BUNDLE_VERSION"},
+		// A skipped minor names its rule even for an unversioned image.
+		"skipped minor, no version": {report: running, img: withAttrs("READY", upgrade.BundleSHA256Attr, sum), nodes: []string{"v1.36.3"}, to: "v1.38.0", want: "(skipped-minor)"},
+		"image disabled":            {report: running, img: withAttrs("DISABLED", upgrade.BundleSHA256Attr, sum, bundleVersionAttr, "v1.37.2"), nodes: []string{"v1.36.3"}, to: "v1.37.2", want: "(bundle-state): image 5 (bundle) is DISABLED"},
+		"image locked":              {report: running, img: withAttrs("LOCKED", upgrade.BundleSHA256Attr, sum, bundleVersionAttr, "v1.37.2"), nodes: []string{"v1.36.3"}, to: "v1.37.2", want: "(bundle-state)"},
+		"image in error":            {report: running, img: withAttrs("ERROR", upgrade.BundleSHA256Attr, sum, bundleVersionAttr, "v1.37.2"), nodes: []string{"v1.36.3"}, to: "v1.37.2", want: "(bundle-state)"},
+		"image state unknown":       {report: running, img: withAttrs("", upgrade.BundleSHA256Attr, sum, bundleVersionAttr, "v1.37.2"), nodes: []string{"v1.36.3"}, to: "v1.37.2", want: "(bundle-state)"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			cs := fake.NewClientset()
@@ -93,9 +113,10 @@ func TestRunUpgradeAgainContinues(t *testing.T) {
 	data[upgrade.KeyGrantPrefix+"m1"] = "apply"
 	data[upgrade.KeyStopped] = "upgrade refused (drain-blocked): draining node w1"
 	cs.CoreV1().ConfigMaps("kube-system").Create(context.Background(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: upgrade.PlanName, Namespace: "kube-system"}, Data: data}, metav1.CreateOptions{})
+	bundleV := "v1.37.2"
 	d := upgradeDeps{Report: status.Report{ServiceState: "RUNNING", VMs: []status.Row{{VM: status.VM{ID: 1, State: "ACTIVE", LCMState: "RUNNING"}}}}, Kube: cs,
 		Image: func(context.Context, int) (register.ImageFacts, error) {
-			return register.ImageFacts{Attrs: map[string]string{upgrade.BundleSHA256Attr: sum}}, nil
+			return register.ImageFacts{State: "READY", Attrs: map[string]string{upgrade.BundleSHA256Attr: sum, bundleVersionAttr: bundleV}}, nil
 		},
 		EtcdReady: func(context.Context) error { return nil }}
 	msg, err := runUpgrade(context.Background(), d, mustV("v1.37.2"), upgradeFlags{bundle: 5, batch: 1})
@@ -106,7 +127,8 @@ func TestRunUpgradeAgainContinues(t *testing.T) {
 	if cm.Data[upgrade.KeyStopped] != "" || cm.Data[upgrade.KeyGrantPrefix+"m1"] != "apply" {
 		t.Fatalf("plan after rerun: %v", cm.Data)
 	}
-	// Another target while m1 is let go: refused.
+	// Another target while m1 is let go (its bundle's): refused.
+	bundleV = "v1.37.3"
 	if _, err := runUpgrade(context.Background(), d, mustV("v1.37.3"), upgradeFlags{bundle: 5, batch: 1}); err == nil || !strings.Contains(err.Error(), "(in-progress)") {
 		t.Fatalf("another target mid-way: %v", err)
 	}

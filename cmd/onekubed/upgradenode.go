@@ -120,6 +120,7 @@ func runUpgradeNode(ctx context.Context, f upgradeNodeFlags, log *slog.Logger) e
 		BinDir:          root.Path("/usr/bin"),
 		AttachWait:      2 * time.Minute,
 		IgnorePreflight: settings.IgnorePreflight,
+		Notice:          func(msg string) { log.Warn("upgrade done; the owner should know", "notice", msg) },
 	}
 	log = log.With("node", node)
 	for {

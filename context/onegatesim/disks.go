@@ -30,6 +30,8 @@ type Image struct {
 	// Template holds the image's other attributes, e.g.
 	// ONEKUBE_BUNDLE_SHA256.
 	Template map[string]string
+	// State is oned's image state name (imageStates); "" is READY.
+	State string
 }
 
 // Disk is a disk hot-plugged into a VM, as oned keeps it in TEMPLATE/DISK.

@@ -1,6 +1,7 @@
 package onegatesim
 
 import (
+	"encoding/json"
 	"encoding/xml"
 	"fmt"
 	"html"
@@ -25,7 +26,9 @@ import (
 //     variables again, as VirtualMachine::updateconf does in append mode
 //     (release-7.4.0); other sections and type 0 are refused;
 //   - one.user.info (-1 or the owner's ID) and one.user.update (type 1):
-//     the owner (SetOwner).
+//     the owner (SetOwner);
+//   - one.vm.attach (a DISK template String) and one.vm.detach (a DISK_ID):
+//     the owner's onevm disk-attach/disk-detach, as OneGate's actions.
 //
 // Only user:password authenticates, as the VMs' owner. Errors are oned's
 // failure triples with its message forms.
@@ -138,6 +141,19 @@ func (s *Sim) onedCall(c methodCall) (bool, string) {
 			return false, string(rep.body)
 		}
 		return true, strconv.Itoa(id)
+	case "one.vm.attach", "one.vm.detach":
+		// The owner's onevm disk-attach / disk-detach: the same disk
+		// bookkeeping as OneGate's attachdisk/detachdisk, which call these.
+		var rep reply
+		if c.method == "one.vm.attach" {
+			rep = s.diskAction(v, "attachdisk", arg(2))
+		} else {
+			rep = s.diskAction(v, "detachdisk", json.Number(arg(2)))
+		}
+		if rep.status != http.StatusNoContent {
+			return false, string(rep.body)
+		}
+		return true, strconv.Itoa(id)
 	case "one.vm.updateconf":
 		if err := s.updateConf(v, arg(2), arg(3)); err != nil {
 			return false, "[one.vm.updateconf] " + err.Error()
@@ -181,8 +197,8 @@ func (s *Sim) updateConf(v *vm, text, typ string) error {
 func (s *Sim) imageXML(img Image) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "<IMAGE><ID>%d</ID><UID>%d</UID><GID>0</GID><UNAME>%s</UNAME><GNAME>oneadmin</GNAME><NAME>%s</NAME>"+
-		"<TYPE>2</TYPE><PERSISTENT>0</PERSISTENT><STATE>1</STATE><SOURCE>%s</SOURCE><TEMPLATE><DEV_PREFIX>%s</DEV_PREFIX>",
-		img.ID, s.owner.id, xmlText(s.owner.uname()), xmlText(img.Name), cdata(img.Source), cdata(img.DevPrefix))
+		"<TYPE>2</TYPE><PERSISTENT>0</PERSISTENT><STATE>%d</STATE><SOURCE>%s</SOURCE><TEMPLATE><DEV_PREFIX>%s</DEV_PREFIX>",
+		img.ID, s.owner.id, xmlText(s.owner.uname()), xmlText(img.Name), imageState(img.State), cdata(img.Source), cdata(img.DevPrefix))
 	for _, k := range sortedKeys(img.Template) {
 		fmt.Fprintf(&b, "<%s>%s</%s>", k, cdata(img.Template[k]), k)
 	}
@@ -261,4 +277,19 @@ func writeRPCResult(w http.ResponseWriter, ok bool, body string) {
 	fmt.Fprintf(w, `<?xml version="1.0"?><methodResponse><params><param><value><array><data>`+
 		`<value><boolean>%d</boolean></value><value>%s</value><value><i4>0</i4></value>`+
 		`</data></array></value></param></params></methodResponse>`, flag, val)
+}
+
+// imageStates are oned's Image::ImageState values by number
+// (src/image/Image.h; goca's schemas/image State mirrors them).
+var imageStates = []string{"INIT", "READY", "USED", "DISABLED", "LOCKED", "ERROR", "CLONE", "DELETE", "USED_PERS", "LOCKED_USED", "LOCKED_USED_PERS"}
+
+// imageState is the number of state name, READY for "" or a name oned
+// does not have.
+func imageState(name string) int {
+	for i, n := range imageStates {
+		if n == name {
+			return i
+		}
+	}
+	return 1
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/OpenNebula/one/src/oca/go/src/goca"
@@ -26,6 +27,10 @@ func NewOnedImages(endpoint, user string, password vmcontext.Secret, hc *http.Cl
 type ImageFacts struct {
 	Name       string
 	Persistent bool
+	// State is oned's image state name (READY, USED, DISABLED, LOCKED,
+	// ERROR, ...; goca's image.State), or the number when goca does not
+	// know it.
+	State string
 	// Attrs are the template attributes asked for, "" when absent.
 	Attrs map[string]string
 }
@@ -40,6 +45,9 @@ func (o *OnedImages) Facts(ctx context.Context, id int, keys ...string) (ImageFa
 		}
 		f.Name = img.Name
 		f.Persistent = img.Persistent != nil && *img.Persistent == 1
+		if f.State, err = img.StateString(); err != nil {
+			f.State = strconv.Itoa(img.StateRaw)
+		}
 		f.Attrs = map[string]string{}
 		for _, k := range keys {
 			v, _ := img.Template.GetStr(k)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
 )
 
 // haReport: 3 masters after the initialiser (49) was recreated and
@@ -33,7 +34,7 @@ func haReport() Report {
 		v.CP.Certs, v.CP.CertsError = c[0], c[1]
 		vms[id] = v
 	}
-	return Summarize(svc, vms)
+	return SummarizeAt(svc, vms, time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
 }
 
 func TestGoldenHA(t *testing.T) {
@@ -57,6 +58,9 @@ func TestGoldenHA(t *testing.T) {
 	}
 	if !strings.Contains(table.String(), "VM 49 master-5: control-plane, etcd voter, certificates expires=2028-01-01T00:00:00Z renewed=2027-12-02T03:00:00Z") {
 		t.Errorf("certificate expiry not shown:\n%s", table.String())
+	}
+	if r.Outcome != Failed || !strings.Contains(table.String(), "failed: VM 53 (master) cannot renew its certificates: kubeadm certs renew all") {
+		t.Errorf("a master that cannot renew does not fail the report:\n%s", table.String())
 	}
 	if !strings.Contains(table.String(), "etcd member at 10.0.0.9 (unhealthy) belongs to no master VM: stale") {
 		t.Errorf("stale member not shown:\n%s", table.String())

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // maxListed is how many VM IDs a reason names before "…".
@@ -68,8 +69,14 @@ func (r Report) ReadyVMs() int {
 }
 
 // Summarize joins a service with the VMs read from oned (by ID; a VM
-// missing from vms gets a row saying so) and decides the outcome.
+// missing from vms gets a row saying so) and decides the outcome, judging
+// certificate expiry at Now().
 func Summarize(svc Service, vms map[int]VM) Report {
+	return SummarizeAt(svc, vms, Now())
+}
+
+// SummarizeAt is Summarize with certificate expiry judged at now.
+func SummarizeAt(svc Service, vms map[int]VM, now time.Time) Report {
 	r := Report{ServiceID: svc.ID, ServiceName: svc.Name, ServiceState: ServiceStateName(svc.State)}
 	var failed, pending []string
 	var notRead []string
@@ -128,6 +135,7 @@ func Summarize(svc Service, vms map[int]VM) Report {
 		failed = append(failed, cp.Quorum.reason())
 	}
 	r.Cluster = clusterOf(r.VMs)
+	failed = append(failed, certsReasons(r.VMs, now)...)
 	uf, up := upgradeReasons(r.VMs)
 	failed, pending = append(failed, uf...), append(pending, up...)
 	switch {
