@@ -166,9 +166,10 @@ func TestRunUpgradeAgainMidRollout(t *testing.T) {
 		}
 		return true, nil, apierrors.NewConflict(corev1.Resource("configmaps"), upgrade.PlanName, errors.New("the object has been modified"))
 	})
+	bundleV := "v1.37.2"
 	d := upgradeDeps{Report: status.Report{ServiceState: "RUNNING", VMs: []status.Row{{VM: status.VM{ID: 1, State: "ACTIVE", LCMState: "RUNNING"}}}}, Kube: cs,
 		Image: func(context.Context, int) (register.ImageFacts, error) {
-			return register.ImageFacts{Attrs: map[string]string{upgrade.BundleSHA256Attr: sum}}, nil
+			return register.ImageFacts{State: "READY", Attrs: map[string]string{upgrade.BundleSHA256Attr: sum, bundleVersionAttr: bundleV}}, nil
 		},
 		EtcdReady: func(context.Context) error { return nil }}
 	msg, err := runUpgrade(context.Background(), d, mustV("v1.37.2"), upgradeFlags{bundle: 5, batch: 1})
@@ -186,6 +187,7 @@ func TestRunUpgradeAgainMidRollout(t *testing.T) {
 		}
 	}
 	// Another target mid-rollout is still refused, naming the one under way.
+	bundleV = "v1.37.3"
 	if _, err := runUpgrade(context.Background(), d, mustV("v1.37.3"), upgradeFlags{bundle: 5, batch: 1}); err == nil || !strings.Contains(err.Error(), "upgrade refused (in-progress)") {
 		t.Fatalf("another target mid-rollout: %v", err)
 	}
