@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	"github.com/onekube/onekube/agent/kversion"
+	"github.com/onekube/onekube/agent/system"
 	"github.com/onekube/onekube/agent/upgrade"
 	"github.com/onekube/onekube/flow/register"
 	"github.com/onekube/onekube/flow/status"
@@ -122,7 +123,7 @@ leaves the cluster serving; running the same command again continues it.`,
 			defer pcancel()
 			sleep := a.sleep
 			if sleep == nil {
-				sleep = sleepCtx
+				sleep = system.RealClock{}.Sleep
 			}
 			if !awaitPickup(pctx, func(ctx context.Context) (status.Report, error) { return fetch.Fetch(ctx, id) }, target, 2*time.Second, sleep) {
 				fmt.Fprintf(a.stderr, "onekube-flow: no acting master took the plan up within %s (is onekubed serve running on a master?); until one does, status shows no upgrade\n", pickupWait)

@@ -45,15 +45,3 @@ func awaitPickup(ctx context.Context, fetch func(context.Context) (status.Report
 		}
 	}
 }
-
-// sleepCtx pauses for d or until ctx ends.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}

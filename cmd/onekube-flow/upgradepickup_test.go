@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/onekube/onekube/agent/system"
 	"github.com/onekube/onekube/flow/status"
 )
 
@@ -56,7 +57,7 @@ func TestAwaitPickup(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	never := func(context.Context) (status.Report, error) { return status.Report{}, nil }
-	if awaitPickup(ctx, never, mustV("v1.37.2"), 10*time.Millisecond, sleepCtx) {
+	if awaitPickup(ctx, never, mustV("v1.37.2"), 10*time.Millisecond, system.RealClock{}.Sleep) {
 		t.Fatal("awaitPickup without a pickup returned true")
 	}
 }
