@@ -78,6 +78,16 @@ func (r *etcdRemover) RemoveMember(ctx context.Context, name string) error {
 	if left < (n-1)/2+1 {
 		return fmt.Errorf("removing %s would leave %d healthy of %d members, below quorum %d", name, left, n-1, (n-1)/2+1)
 	}
+	// Never through the member being removed, as etcdm.RemoveMember: it
+	// stops once the removal commits and may answer "server stopped" to a
+	// removal that succeeded (seen under load in CI).
+	var others []string
+	for n, ep := range r.endpoints {
+		if n != name {
+			others = append(others, ep)
+		}
+	}
+	cli.SetEndpoints(others...)
 	rctx, cancel2 := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel2()
 	_, err = cli.MemberRemove(rctx, target)

@@ -475,13 +475,26 @@ func TestKubeconfigThroughTheSimulator(t *testing.T) {
 		{"validity", []string{"--ttl", "1h"}, func(r kubeconfig.Request) kubeconfig.Request { r.TTL = kubeconfig.MaxTTL; return r }},
 		{"role", []string{"--role", "view"}, func(r kubeconfig.Request) kubeconfig.Request { r.Role = kubeconfig.RoleClusterAdmin; return r }},
 	} {
-		stop := e.rewriteRequests(tc.rewrite)
-		code, stdout, stderr := e.cli(append([]string{"kubeconfig", svc, "--poll", "100ms", "--timeout", "20s"}, tc.args...)...)
-		granted := stop()
-		t.Logf("rewritten %s: %s", tc.name, strings.TrimSpace(stderr))
-		if code != 1 || stdout != "" || granted ||
-			!(strings.Contains(stderr, "rewrote it") || strings.Contains(stderr, "proof does not answer")) {
-			t.Errorf("rewritten %s: code %d, granted %v, stdout %q\n%s", tc.name, code, granted, stdout, stderr)
+		for attempt := 1; ; attempt++ {
+			stop := e.rewriteRequests(tc.rewrite)
+			code, stdout, stderr := e.cli(append([]string{"kubeconfig", svc, "--poll", "100ms", "--timeout", "20s"}, tc.args...)...)
+			granted, rewrote := stop()
+			t.Logf("rewritten %s, attempt %d: %s", tc.name, attempt, strings.TrimSpace(stderr))
+			if !rewrote && attempt < 5 {
+				// The sibling lost the race: on a loaded machine the master
+				// answered and alice's CLI proved before the rewriter's
+				// goroutine ran. What was issued is what she asked, and it
+				// restored her binding; the owner deletes it again, and the
+				// sibling tries again.
+				_ = crbs.Delete(bg, adminCRB, metav1.DeleteOptions{})
+				continue
+			}
+			if code != 1 || stdout != "" || granted ||
+				!(strings.Contains(stderr, "rewrote it") || strings.Contains(stderr, "proof does not answer")) {
+				// Never the kubeconfig itself: it holds a key.
+				t.Errorf("rewritten %s: code %d, granted %v, rewritten %v, %d bytes on stdout\n%s", tc.name, code, granted, rewrote, len(stdout), stderr)
+			}
+			break
 		}
 	}
 	if _, err := crbs.Get(bg, adminCRB, metav1.GetOptions{}); err == nil {
@@ -509,15 +522,18 @@ func (e *kcEnv) waitAnswer(id string) string {
 
 // rewriteRequests plays the hostile sibling until stop is called: it
 // rewrites every pending request that rewrite changes, through OneGate
-// from the worker, keeping any proof. stop reports whether any answer it
-// saw was granted, and marks whatever request it may have revived done.
-func (e *kcEnv) rewriteRequests(rewrite func(kubeconfig.Request) kubeconfig.Request) (stop func() bool) {
-	quit, out := make(chan struct{}), make(chan bool, 1)
+// from the worker, keeping any proof, until that request is granted.
+// stop reports whether any answer it saw was granted and whether it
+// rewrote a request before that, and marks whatever request it may have
+// revived done.
+func (e *kcEnv) rewriteRequests(rewrite func(kubeconfig.Request) kubeconfig.Request) (stop func() (granted, rewrote bool)) {
+	type result struct{ granted, rewrote bool }
+	quit, out := make(chan struct{}), make(chan result, 1)
 	wc := e.workerClient()
 	ctx := context.Background()
 	go func() {
-		granted := false
-		defer func() { out <- granted }()
+		var r result
+		defer func() { out <- r }()
 		for {
 			select {
 			case <-quit:
@@ -531,7 +547,8 @@ func (e *kcEnv) rewriteRequests(rewrite func(kubeconfig.Request) kubeconfig.Requ
 					continue
 				}
 				if a, err := kubeconfig.ParseAnswer(ut[kubeconfig.AnswerKey(id)]); err == nil && a.Granted() {
-					granted = true
+					r.granted = true
+					continue // too late: a rewrite now proves nothing
 				}
 				req, err := kubeconfig.ParseRequest(v)
 				if err != nil {
@@ -539,20 +556,22 @@ func (e *kcEnv) rewriteRequests(rewrite func(kubeconfig.Request) kubeconfig.Requ
 				}
 				if w := rewrite(req); w != req {
 					nv, _ := w.Encode()
-					_ = wc.UpdateVMByID(ctx, e.master.ID, onegate.KV{Key: k, Value: nv})
+					if wc.UpdateVMByID(ctx, e.master.ID, onegate.KV{Key: k, Value: nv}) == nil {
+						r.rewrote = true
+					}
 				}
 			}
 		}
 	}()
-	return func() bool {
+	return func() (bool, bool) {
 		close(quit)
-		granted := <-out
+		r := <-out
 		for k, v := range e.sim.UserTemplate(e.master.ID) {
 			if kind, _, ok := kubeconfig.ParseKey(k); ok && kind == kubeconfig.KindRequest && v != kubeconfig.Done {
 				_ = wc.UpdateVMByID(ctx, e.master.ID, onegate.KV{Key: k, Value: kubeconfig.Done})
 			}
 		}
-		return granted
+		return r.granted, r.rewrote
 	}
 }
 
