@@ -3,6 +3,7 @@ package serve
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -62,7 +63,7 @@ func OwnJoinFacts(root system.Root, published map[string]string) JoinFacts {
 func drifted(ut map[string]string, facts []onegate.KV) []onegate.KV {
 	var out []onegate.KV
 	for _, f := range facts {
-		if !isJoinFactKey(f.Key) {
+		if !slices.Contains(joinFactKeys, f.Key) {
 			continue
 		}
 		shown, ok := ut[f.Key]
@@ -71,15 +72,6 @@ func drifted(ut map[string]string, facts []onegate.KV) []onegate.KV {
 		}
 	}
 	return out
-}
-
-func isJoinFactKey(k string) bool {
-	for _, j := range joinFactKeys {
-		if k == j {
-			return true
-		}
-	}
-	return false
 }
 
 func sameFact(key, shown, want string) bool {
